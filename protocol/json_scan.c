@@ -1,0 +1,131 @@
+/* json_scan.c - top-level JSON object walker with raw value spans (see json_scan.h). */
+#include "json_scan.h"
+
+#include <string.h>
+
+static const char *skip_whitespace(const char *p, const char *end)
+{
+    while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+        p++;
+    return p;
+}
+
+enum proto_status json_object_begin(struct json_object_iter *it, const char *data, size_t len,
+                                    struct proto_error *err)
+{
+    it->pos = data;
+    it->end = data + len;
+    it->members = 0;
+    it->finished = 0;
+    it->pos = skip_whitespace(it->pos, it->end);
+    if (it->pos == it->end)
+        return proto_fail(err, PROTO_ERR_SYNTAX, "empty message: expected a JSON object");
+    if (*it->pos != '{')
+        return proto_fail(err, PROTO_ERR_TYPE, "message is not a JSON object");
+    it->pos++;
+    return PROTO_OK;
+}
+
+/* Parses one JSON value at it->pos with cJSON; on success *item owns the tree
+ * and *raw spans exactly the accepted bytes. */
+static enum proto_status parse_value(struct json_object_iter *it, cJSON **item, struct span *raw,
+                                     struct proto_error *err)
+{
+    const char *parse_end = NULL;
+    size_t remaining = (size_t)(it->end - it->pos);
+    *item = cJSON_ParseWithLengthOpts(it->pos, remaining, &parse_end, 0);
+    if (!*item)
+        return proto_fail(err, PROTO_ERR_SYNTAX, "invalid JSON value");
+    if (parse_end < it->pos || parse_end > it->end) {
+        cJSON_Delete(*item);
+        *item = NULL;
+        return proto_fail(err, PROTO_ERR_SYNTAX, "invalid JSON value");
+    }
+    *raw = span_make(it->pos, (size_t)(parse_end - it->pos));
+    it->pos = parse_end;
+    return PROTO_OK;
+}
+
+static enum proto_status finish_object(struct json_object_iter *it, struct proto_error *err)
+{
+    it->pos = skip_whitespace(it->pos + 1, it->end); /* past the closing brace */
+    if (it->pos != it->end)
+        return proto_fail(err, PROTO_ERR_SYNTAX, "unexpected bytes after the JSON object");
+    it->finished = 1;
+    return PROTO_INCOMPLETE;
+}
+
+enum proto_status json_object_next(struct json_object_iter *it, struct json_member *m,
+                                   struct proto_error *err)
+{
+    memset(m, 0, sizeof *m);
+    if (it->finished)
+        return PROTO_INCOMPLETE;
+    it->pos = skip_whitespace(it->pos, it->end);
+    if (it->pos == it->end)
+        return proto_fail(err, PROTO_ERR_SYNTAX, "unterminated JSON object");
+    if (*it->pos == '}')
+        return finish_object(it, err);
+    if (it->members > 0) {
+        if (*it->pos != ',')
+            return proto_fail(err, PROTO_ERR_SYNTAX, "expected ',' between JSON members");
+        it->pos = skip_whitespace(it->pos + 1, it->end);
+        if (it->pos == it->end)
+            return proto_fail(err, PROTO_ERR_SYNTAX, "unterminated JSON object");
+    }
+    if (*it->pos != '"')
+        return proto_fail(err, PROTO_ERR_SYNTAX, "expected a string key in JSON object");
+
+    struct span key_raw;
+    enum proto_status st = parse_value(it, &m->key_item, &key_raw, err);
+    if (st != PROTO_OK)
+        return st;
+    if (!cJSON_IsString(m->key_item) || !m->key_item->valuestring) {
+        json_member_release(m);
+        return proto_fail(err, PROTO_ERR_SYNTAX, "invalid JSON object key");
+    }
+    m->key = m->key_item->valuestring;
+
+    it->pos = skip_whitespace(it->pos, it->end);
+    if (it->pos == it->end || *it->pos != ':') {
+        json_member_release(m);
+        return proto_fail(err, PROTO_ERR_SYNTAX, "expected ':' after JSON key");
+    }
+    it->pos = skip_whitespace(it->pos + 1, it->end);
+    st = parse_value(it, &m->value, &m->raw, err);
+    if (st != PROTO_OK) {
+        json_member_release(m);
+        return st;
+    }
+    it->members++;
+    return PROTO_OK;
+}
+
+void json_member_release(struct json_member *m)
+{
+    cJSON_Delete(m->key_item);
+    cJSON_Delete(m->value);
+    memset(m, 0, sizeof *m);
+}
+
+enum proto_status json_member_string(const struct json_member *m, struct hub_msg *owner,
+                                     struct span *out, struct proto_error *err)
+{
+    if (!cJSON_IsString(m->value) || !m->value->valuestring)
+        return proto_fail(err, PROTO_ERR_TYPE, "expected a JSON string");
+    /* raw is "...": the interior, if it has no escapes, is the value itself. */
+    struct span inner = span_make(m->raw.ptr + 1, m->raw.len - 2);
+    if (!memchr(inner.ptr, '\\', inner.len)) {
+        if (!utf8_is_valid(inner.ptr, inner.len))
+            return proto_fail(err, PROTO_ERR_UTF8, "string is not valid UTF-8");
+        *out = inner;
+        return PROTO_OK;
+    }
+    const char *decoded = m->value->valuestring;
+    size_t len = strlen(decoded);
+    if (!utf8_is_valid(decoded, len))
+        return proto_fail(err, PROTO_ERR_UTF8, "string is not valid UTF-8");
+    if (!hub_msg_own_copy(owner, decoded, len, out))
+        return proto_fail(err, PROTO_ERR_NOMEM, "out of memory copying a string");
+    return PROTO_OK;
+}

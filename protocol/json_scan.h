@@ -1,0 +1,61 @@
+/* json_scan.h - walk the members of one JSON object, keeping each value's raw bytes.
+ *
+ * cJSON parses values but does not say where in the input they were. Our hub
+ * messages keep arguments and results as the exact bytes that arrived, so the
+ * decoders walk the *top-level* object here: the punctuation between members
+ * ({ , : }) is stepped over by hand, and every key and value is parsed by cJSON
+ * (cJSON_ParseWithLengthOpts reports where the value ended). The raw span of a
+ * value is therefore exactly the bytes cJSON accepted as that value.
+ *
+ * Nesting depth is bounded by cJSON (CJSON_NESTING_LIMIT); cJSON does not check
+ * UTF-8, so json_member_string() does where a string matters (names, ids). */
+#ifndef SR_JSON_SCAN_H
+#define SR_JSON_SCAN_H
+
+#include <cjson/cJSON.h>
+
+#include "hub_msg.h"
+#include "proto_status.h"
+#include "span.h"
+
+struct json_object_iter {
+    const char *pos;
+    const char *end;
+    int members;    /* members returned so far */
+    int finished;   /* the closing brace was consumed */
+};
+
+struct json_member {
+    cJSON *key_item;   /* parsed key (a cJSON string); owned until json_member_release */
+    const char *key;   /* NUL-terminated decoded key, from key_item */
+    cJSON *value;      /* parsed value; owned until json_member_release */
+    struct span raw;   /* the value's bytes in the input */
+};
+
+/* Positions the iterator on the object in (data, len). Leading and trailing
+ * whitespace is allowed; anything else around the object is PROTO_ERR_SYNTAX. */
+enum proto_status json_object_begin(struct json_object_iter *it, const char *data, size_t len,
+                                    struct proto_error *err);
+
+/* Fills *m with the next member and returns PROTO_OK, or returns
+ * PROTO_INCOMPLETE (used here to mean "no more members": the object ended
+ * cleanly), or an error. On PROTO_OK the caller must json_member_release(m). */
+enum proto_status json_object_next(struct json_object_iter *it, struct json_member *m,
+                                   struct proto_error *err);
+
+void json_member_release(struct json_member *m);
+
+/* The member's string value as a span: zero-copy into the input when the raw
+ * string has no escapes, otherwise an unescaped copy owned by `owner`.
+ * Fails with PROTO_ERR_TYPE if the value is not a string and PROTO_ERR_UTF8
+ * if its bytes are not valid UTF-8. */
+enum proto_status json_member_string(const struct json_member *m, struct hub_msg *owner,
+                                     struct span *out, struct proto_error *err);
+
+/* The member's value as a payload of raw JSON bytes. */
+static inline struct payload json_member_payload(const struct json_member *m)
+{
+    return (struct payload){ PAYLOAD_JSON, m->raw };
+}
+
+#endif
