@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# install-deps.sh - installs what signalr-relay needs to build and test, and only what is missing.
+#
+# Debian packages: compiler, CMake, pkg-config, libwebsockets, OpenSSL, cJSON, msgpack-c,
+# clang + its runtime (libFuzzer, sanitizers). Idempotent: a second run installs nothing.
+# The .NET SDK and Node.js are expected on the machine (they are on ours and CI's); this
+# script says so clearly if they are not.
+set -euo pipefail
+
+packages=(build-essential cmake pkg-config libwebsockets-dev libssl-dev libcjson-dev libmsgpack-dev
+          clang libclang-rt-14-dev python3 curl)
+[ "${SR_WITH_BROWSER:-0}" = 1 ] && packages+=(chromium)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "install-deps: installing ${missing[*]}"
+  sudo_cmd=()
+  [ "$(id -u)" -ne 0 ] && sudo_cmd=(sudo)
+  "${sudo_cmd[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+for tool in dotnet node npm; do
+  command -v "$tool" >/dev/null || echo "install-deps: warning: '$tool' is not installed; the interop tests need it" >&2
+done
+exit 0
