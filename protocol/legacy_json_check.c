@@ -1,0 +1,60 @@
+/* legacy_json_check.c - strictness checks on client JSON (see legacy_json_check.h). */
+#include "legacy_json_check.h"
+
+#include <stddef.h>
+
+enum proto_status legacy_json_check_text(const char *data, size_t len, struct proto_error *err)
+{
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)data[i];
+        if (c < 0x20 && c != '\t' && c != '\n' && c != '\r')
+            return proto_fail(err, PROTO_ERR_SYNTAX, "control character in JSON text");
+    }
+    if (!utf8_is_valid(data, len))
+        return proto_fail(err, PROTO_ERR_UTF8, "JSON text is not valid UTF-8");
+    return PROTO_OK;
+}
+
+/* raw is a JSON string token cJSON already accepted, so every backslash
+ * starts a well-formed escape: two bytes, or six for \uXXXX. */
+static bool raw_string_escapes_nul(struct span raw)
+{
+    const char *p = raw.ptr + 1, *end = raw.ptr + raw.len - 1;
+    while (p < end) {
+        if (*p != '\\') {
+            p++;
+            continue;
+        }
+        ptrdiff_t step = (end - p >= 2 && p[1] == 'u') ? 6 : 2;
+        if (step > end - p)
+            break;
+        if (step == 6 && p[2] == '0' && p[3] == '0' && p[4] == '0' && p[5] == '0')
+            return true;
+        p += step;
+    }
+    return false;
+}
+
+enum proto_status legacy_json_member_text(const struct json_member *m, struct hub_msg *owner,
+                                          struct span *out, struct proto_error *err)
+{
+    enum proto_status st = json_member_string(m, owner, out, err);
+    if (st != PROTO_OK)
+        return st;
+    if (raw_string_escapes_nul(m->raw))
+        return proto_fail(err, PROTO_ERR_VALUE, "name or id contains U+0000");
+    return PROTO_OK;
+}
+
+bool legacy_json_depth_within(const cJSON *item, int max_levels)
+{
+    if (!cJSON_IsArray(item) && !cJSON_IsObject(item))
+        return true;
+    if (max_levels <= 0)
+        return false;
+    /* Recursion is bounded by max_levels, not by the input. */
+    for (const cJSON *child = item->child; child; child = child->next)
+        if (!legacy_json_depth_within(child, max_levels - 1))
+            return false;
+    return true;
+}

@@ -1,0 +1,89 @@
+/* fuzz_connection_data.c - connectionData: decode, re-encode, decode again.
+ *
+ * Properties checked for every input:
+ *   - a failure has a detail string;
+ *   - a success holds at most LEGACY_MAX_HUBS non-empty names, no two equal
+ *     in any case;
+ *   - the names written back as connectionData ([{"name":...}]) decode to the
+ *     same names byte for byte;
+ *   - each name written as the H of a server->client invocation element is
+ *     JSON that cJSON reads back to that name. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "buf.h"
+#include "json_write.h"
+#include "legacy_connection_data.h"
+#include "legacy_frame.h"
+
+#define REQUIRE(cond)                                                                  \
+    do {                                                                               \
+        if (!(cond)) {                                                                 \
+            fprintf(stderr, "%s:%d: property violated: %s\n", __FILE__, __LINE__, #cond); \
+            abort();                                                                   \
+        }                                                                              \
+    } while (0)
+
+static void check_round_trip(const struct legacy_hub_list *list)
+{
+    struct buf b;
+    buf_init(&b);
+    REQUIRE(buf_append_byte(&b, '['));
+    for (size_t i = 0; i < list->count; i++) {
+        REQUIRE(buf_append_cstr(&b, i ? ",{" : "{"));
+        REQUIRE(json_write_key(&b, "Name", true) && json_write_string(&b, list->names[i]));
+        REQUIRE(buf_append_byte(&b, '}'));
+    }
+    REQUIRE(buf_append_byte(&b, ']'));
+
+    struct legacy_hub_list again;
+    struct proto_error err = { 0 };
+    REQUIRE(legacy_connection_data_decode(b.data, b.len, &again, &err) == PROTO_OK);
+    REQUIRE(again.count == list->count);
+    for (size_t i = 0; i < list->count; i++)
+        REQUIRE(span_eq(again.names[i], list->names[i]));
+    legacy_hub_list_release(&again);
+    buf_free(&b);
+}
+
+static void check_as_hub_field(struct span name)
+{
+    struct buf b;
+    struct proto_error err = { 0 };
+    struct payload none = { PAYLOAD_NONE, SPAN_NONE };
+    buf_init(&b);
+    REQUIRE(legacy_invocation_element_encode(&b, name, SPAN_LIT("m"), none, none, &err) == PROTO_OK);
+    cJSON *el = cJSON_ParseWithLength(b.data, b.len);
+    const cJSON *h = cJSON_GetObjectItemCaseSensitive(el, "H");
+    REQUIRE(cJSON_IsString(h));
+    REQUIRE(strlen(h->valuestring) == name.len && memcmp(h->valuestring, name.ptr, name.len) == 0);
+    cJSON_Delete(el);
+    buf_free(&b);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    struct legacy_hub_list list;
+    struct proto_error err = { 0 };
+    enum proto_status st = legacy_connection_data_decode((const char *)data, size, &list, &err);
+    if (st != PROTO_OK) {
+        REQUIRE(proto_status_is_error(st));
+        REQUIRE(err.detail != NULL);
+        legacy_hub_list_release(&list);
+        return 0;
+    }
+    REQUIRE(list.count <= LEGACY_MAX_HUBS);
+    for (size_t i = 0; i < list.count; i++) {
+        REQUIRE(span_is_set(list.names[i]) && list.names[i].len > 0);
+        for (size_t j = 0; j < i; j++)
+            REQUIRE(!span_eq_nocase(list.names[i], list.names[j]));
+        check_as_hub_field(list.names[i]);
+    }
+    check_round_trip(&list);
+    legacy_hub_list_release(&list);
+    return 0;
+}
