@@ -22,6 +22,11 @@ enum proto_status json_strict_check_text(const char *p, size_t len, int max_dept
                 return proto_fail(err, PROTO_ERR_SYNTAX, "control character inside a JSON string");
             continue;
         }
+        /* cJSON skips every byte <= 0x20 as white space and a UTF-8 BOM before a
+         * value; JSON (and Utf8JsonReader) allow only these four, and no byte
+         * above 0x7F outside a string. */
+        if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c >= 0x80)
+            return proto_fail(err, PROTO_ERR_SYNTAX, "unexpected byte outside a JSON string");
         switch (c) {
         case '"':
             in_string = true;

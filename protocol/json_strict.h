@@ -3,7 +3,8 @@
  * The ASP.NET Core SignalR parsers read JSON with Utf8JsonReader, which is
  * stricter than cJSON in a few places that matter to a relay: it refuses more
  * than 64 nested containers (JsonReaderOptions.MaxDepth), raw control
- * characters inside strings and malformed UTF-8, and it reads `type`,
+ * characters inside strings, white space other than space/tab/CR/LF, a byte
+ * order mark, and malformed UTF-8, and it reads `type`,
  * `version`, `sequenceId` and `negotiateVersion` with GetInt32/GetInt64, which
  * accept only a plain integer literal ("1", not "1.0" or "1e0").
  *
@@ -24,7 +25,9 @@
 #define JSON_STRICT_MAX_DEPTH 64
 
 /* PROTO_ERR_UTF8 for malformed UTF-8 anywhere, PROTO_ERR_SYNTAX for a raw
- * control character (< 0x20) inside a string, PROTO_ERR_TOO_DEEP for more than
+ * control character (< 0x20) inside a string or, outside strings, any control
+ * character but tab/CR/LF or any byte >= 0x80 (which is how cJSON's looser
+ * white space and BOM skipping are kept out), PROTO_ERR_TOO_DEEP for more than
  * max_depth open containers; PROTO_OK otherwise. It does not check the rest of
  * the grammar: cJSON does that. */
 enum proto_status json_strict_check_text(const char *p, size_t len, int max_depth,

@@ -424,6 +424,11 @@ static void test_failures(void)
         { "{\"type\":6,}", PROTO_ERR_SYNTAX },
         { "{\"type\":6 /* c */}", PROTO_ERR_SYNTAX },
         { "{\"type\":1,\"target\":\"a\tb\",\"arguments\":[]}", PROTO_ERR_SYNTAX }, /* raw control char */
+        /* white space cJSON would skip but JSON does not allow (found by fuzz_core_json) */
+        { "{\"type\":1,\"target\":\"T\",\"arguments\":\x01[]}", PROTO_ERR_SYNTAX },
+        { "{\"type\":1,\"target\":\"T\",\"arguments\":[1,\x0b" "2]}", PROTO_ERR_SYNTAX },
+        { "\xef\xbb\xbf{\"type\":6}", PROTO_ERR_SYNTAX },
+        { "{\"type\":\xef\xbb\xbf" "6}", PROTO_ERR_SYNTAX },
         /* bad UTF-8: in a name, in a payload, overlong, surrogate */
         { "{\"type\":1,\"target\":\"\xff\",\"arguments\":[]}", PROTO_ERR_UTF8 },
         { "{\"type\":1,\"target\":\"T\",\"arguments\":[\"\xc3\"]}", PROTO_ERR_UTF8 },
