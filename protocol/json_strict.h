@@ -1,0 +1,47 @@
+/* json_strict.h - the checks System.Text.Json makes that cJSON does not.
+ *
+ * The ASP.NET Core SignalR parsers read JSON with Utf8JsonReader, which is
+ * stricter than cJSON in a few places that matter to a relay: it refuses more
+ * than 64 nested containers (JsonReaderOptions.MaxDepth), raw control
+ * characters inside strings, white space other than space/tab/CR/LF, a byte
+ * order mark, and malformed UTF-8, and it reads `type`,
+ * `version`, `sequenceId` and `negotiateVersion` with GetInt32/GetInt64, which
+ * accept only a plain integer literal ("1", not "1.0" or "1e0").
+ *
+ * json_strict_check_text runs once over a whole message before cJSON sees it:
+ * one linear pass, no recursion, so a "[[[[..." bomb of any depth costs O(n)
+ * and never reaches cJSON's recursive descent. */
+#ifndef SR_JSON_STRICT_H
+#define SR_JSON_STRICT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "proto_status.h"
+#include "span.h"
+
+/* Utf8JsonReader's default MaxDepth: at most this many containers open at once,
+ * the message's own top-level object included. */
+#define JSON_STRICT_MAX_DEPTH 64
+
+/* PROTO_ERR_UTF8 for malformed UTF-8 anywhere, PROTO_ERR_SYNTAX for a raw
+ * control character (< 0x20) inside a string or, outside strings, any control
+ * character but tab/CR/LF or any byte >= 0x80 (which is how cJSON's looser
+ * white space and BOM skipping are kept out), PROTO_ERR_TOO_DEEP for more than
+ * max_depth open containers; PROTO_OK otherwise. It does not check the rest of
+ * the grammar: cJSON does that. */
+enum proto_status json_strict_check_text(const char *p, size_t len, int max_depth,
+                                         struct proto_error *err);
+
+/* Reads the raw bytes of a JSON number as an integer literal: -?(0|[1-9][0-9]*).
+ * PROTO_ERR_TYPE if it has a fraction or an exponent (or is not a number),
+ * PROTO_ERR_VALUE if it lies outside [min, max]. */
+enum proto_status json_strict_integer(struct span raw, long long min, long long max,
+                                      long long *out, struct proto_error *err);
+
+/* True if a raw JSON string token ("...") contains the escape \u0000. cJSON
+ * decodes it into a NUL that would silently cut a C string short, so where a
+ * name or id matters we refuse such strings instead. */
+bool json_strict_has_nul_escape(struct span raw);
+
+#endif
