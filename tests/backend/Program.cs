@@ -1,0 +1,43 @@
+// Entry point of the test backend: an unmodified ASP.NET Core SignalR server with three hubs
+// (/chat, /status, /secure), JSON + MessagePack protocols, production error texts, and a few
+// plain HTTP endpoints (/health, /test/...) that let tests see what the server observed.
+using Microsoft.AspNetCore.Authentication;
+using SignalrRelay.TestBackend;
+
+var builder = WebApplication.CreateBuilder(args);
+
+builder.Services
+    .AddSignalR(options =>
+    {
+        // Off on purpose: the error texts clients see must be the production ones.
+        options.EnableDetailedErrors = false;
+        // 1 MB payloads (plus JSON framing) must fit in one hub message.
+        options.MaximumReceiveMessageSize = 2 * 1024 * 1024;
+    })
+    .AddMessagePackProtocol();
+
+builder.Services
+    .AddAuthentication(TestTokenAuthHandler.SchemeName)
+    .AddScheme<AuthenticationSchemeOptions, TestTokenAuthHandler>(TestTokenAuthHandler.SchemeName, null);
+builder.Services.AddAuthorization();
+
+var app = builder.Build();
+
+app.UseAuthentication();
+app.UseAuthorization();
+
+app.MapGet("/health", () => Results.Text("ok"));
+
+// What the server saw, for tests that want to check from outside the hub.
+app.MapGet("/test/disconnects", () => Results.Json(Observations.DisconnectSummary()));
+app.MapGet("/test/disconnects/{connectionId}", (string connectionId) =>
+    Observations.TryGetDisconnect(connectionId, out var record)
+        ? Results.Json(record)
+        : Results.NotFound());
+app.MapGet("/test/streams", () => Results.Json(Observations.StreamSummary()));
+
+app.MapHub<ChatHub>("/chat");
+app.MapHub<StatusHub>("/status");
+app.MapHub<SecureHub>("/secure");
+
+app.Run();
