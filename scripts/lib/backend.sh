@@ -5,6 +5,9 @@
 #   backend_start            free 127.0.0.1 port, start in background, wait for /health;
 #                            exports BACKEND_PORT, BACKEND_PID, BACKEND_URL, BACKEND_LOG
 #   backend_stop             kill it and wait; safe to call twice (use in `trap ... EXIT`)
+#
+# BACKEND_LOG_REQUESTS=1 (exported before backend_start) makes the backend log one line per HTTP
+# request (method, URL, selected headers) to $BACKEND_LOG.
 
 BACKEND_SRC_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")/../../tests/backend" && pwd)"
 BACKEND_BIN_DIR="$BACKEND_SRC_DIR/bin/Release/net10.0"

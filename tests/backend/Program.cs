@@ -23,6 +23,23 @@ builder.Services.AddAuthorization();
 
 var app = builder.Build();
 
+// BACKEND_LOG_REQUESTS=1: one log line per HTTP request with the headers a relay might change,
+// to see what actually arrives (directly or through the relay).
+if (Environment.GetEnvironmentVariable("BACKEND_LOG_REQUESTS") == "1")
+{
+    var requestLog = app.Services.GetRequiredService<ILoggerFactory>().CreateLogger("Requests");
+    app.Use((context, next) =>
+    {
+        var r = context.Request;
+        string Header(string name) => r.Headers.TryGetValue(name, out var v) ? $" {name}=[{v}]" : "";
+        requestLog.LogWarning("{Method} {Path}{Query}{Headers}", r.Method, r.Path, r.QueryString,
+            Header("User-Agent") + Header("X-Requested-With") + Header("Content-Type") + Header("Accept") +
+            Header("Authorization") + Header("X-Forwarded-For") + Header("Upgrade") + Header("Cookie") +
+            Header("X-SignalR-User-Agent"));
+        return next(context);
+    });
+}
+
 app.UseAuthentication();
 app.UseAuthorization();
 
