@@ -1,0 +1,41 @@
+// Builds the answers of WhoAmI / GetDisconnectInfo. Dictionaries with explicit lower-case keys,
+// because the JSON protocol camel-cases property names but MessagePack does not: a dictionary
+// gives both protocols the same keys.
+using Microsoft.AspNetCore.Http.Connections.Features;
+using Microsoft.AspNetCore.SignalR;
+
+namespace SignalrRelay.TestBackend;
+
+public static class CallerInfo
+{
+    public static Dictionary<string, object?> Describe(HubCallerContext context, string hub)
+    {
+        var http = context.GetHttpContext();
+        var request = http?.Request;
+        return new Dictionary<string, object?>
+        {
+            ["hub"] = hub,
+            ["connectionId"] = context.ConnectionId,
+            ["tag"] = ValueOrNull(request?.Query["tag"].ToString()),
+            ["authorization"] = ValueOrNull(request?.Headers.Authorization.ToString()),
+            ["accessToken"] = ValueOrNull(request?.Query["access_token"].ToString()),
+            ["forwardedFor"] = ValueOrNull(request?.Headers["X-Forwarded-For"].ToString()),
+            ["user"] = context.User?.Identity?.IsAuthenticated == true ? context.User.Identity.Name : null,
+            ["transport"] = context.Features.Get<IHttpTransportFeature>()?.TransportType.ToString(),
+            ["userAgent"] = ValueOrNull(request?.Headers.UserAgent.ToString()),
+        };
+    }
+
+    public static Dictionary<string, object?> DescribeDisconnect(string connectionId)
+    {
+        bool found = Observations.TryGetDisconnect(connectionId, out var record);
+        return new Dictionary<string, object?>
+        {
+            ["disconnected"] = found,
+            ["hub"] = record?.Hub,
+            ["error"] = record?.Error,
+        };
+    }
+
+    private static string? ValueOrNull(string? value) => string.IsNullOrEmpty(value) ? null : value;
+}

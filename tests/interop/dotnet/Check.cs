@@ -1,0 +1,74 @@
+// Assertions for the scenarios: each failure says what was expected and what came, with long
+// values cut short so that a 1 MB payload never floods the output.
+using System.Collections;
+using System.Text.RegularExpressions;
+
+namespace SignalrRelay.InteropDotnet;
+
+public sealed class CheckFailed : Exception
+{
+    public CheckFailed(string message) : base(message) { }
+}
+
+public static class Check
+{
+    public static void Equal<T>(T expected, T actual, string what)
+    {
+        if (!EqualityComparer<T>.Default.Equals(expected, actual))
+            throw new CheckFailed($"{what}: expected {Show(expected)}, got {Show(actual)}");
+    }
+
+    public static void SequenceEqual<T>(IEnumerable<T>? expected, IEnumerable<T>? actual, string what)
+    {
+        if (expected is null || actual is null)
+        {
+            if (!ReferenceEquals(expected, actual))
+                throw new CheckFailed($"{what}: expected {Show(expected)}, got {Show(actual)}");
+            return;
+        }
+        if (!expected.SequenceEqual(actual))
+            throw new CheckFailed($"{what}: expected {Show(expected)}, got {Show(actual)}");
+    }
+
+    public static void True(bool condition, string what)
+    {
+        if (!condition)
+            throw new CheckFailed(what);
+    }
+
+    public static void Matches(string pattern, string? actual, string what)
+    {
+        if (actual is null || !Regex.IsMatch(actual, pattern))
+            throw new CheckFailed($"{what}: {Show(actual)} does not match /{pattern}/");
+    }
+
+    public static async Task<TException> Throws<TException>(Func<Task> action, string what)
+        where TException : Exception
+    {
+        try
+        {
+            await action();
+        }
+        catch (TException e)
+        {
+            return e;
+        }
+        catch (Exception e)
+        {
+            throw new CheckFailed($"{what}: expected {typeof(TException).Name}, got {Describe(e)}");
+        }
+        throw new CheckFailed($"{what}: expected {typeof(TException).Name}, nothing was thrown");
+    }
+
+    public static string Describe(Exception e) => $"{e.GetType().Name}: {Cut(e.Message)}";
+
+    public static string Show(object? value) => value switch
+    {
+        null => "null",
+        string s => "\"" + Cut(s) + "\"",
+        IEnumerable items => "[" + string.Join(", ", items.Cast<object?>().Take(20).Select(Show)) + "]",
+        _ => Cut(value.ToString() ?? ""),
+    };
+
+    private static string Cut(string s) => s.Length <= 200 ? s : s.Substring(0, 200) + $"... ({s.Length} chars)";
+}

@@ -1,0 +1,130 @@
+// Shared helpers for the interop tests: reads the environment (SIGNALR_URL, SIGNALR_PROTOCOL,
+// SIGNALR_TRANSPORT), builds stock @microsoft/signalr connections, and waits for events with
+// timeouts so that a missing message fails a test instead of hanging it.
+import * as signalR from "@microsoft/signalr";
+import { MessagePackHubProtocol } from "@microsoft/signalr-protocol-msgpack";
+
+export { signalR };
+
+export const BASE_URL = (process.env.SIGNALR_URL || "").replace(/\/+$/, "");
+if (!BASE_URL) {
+    throw new Error("SIGNALR_URL is not set (e.g. http://127.0.0.1:5000)");
+}
+
+export const PROTOCOL = process.env.SIGNALR_PROTOCOL || "json";
+if (PROTOCOL !== "json" && PROTOCOL !== "messagepack") {
+    throw new Error(`SIGNALR_PROTOCOL must be json or messagepack, not '${PROTOCOL}'`);
+}
+
+export const TRANSPORT_NAME = process.env.SIGNALR_TRANSPORT || "WebSockets";
+const TRANSPORT = signalR.HttpTransportType[TRANSPORT_NAME];
+if (TRANSPORT === undefined || typeof TRANSPORT !== "number" || TRANSPORT_NAME === "None") {
+    throw new Error(`SIGNALR_TRANSPORT must be WebSockets, ServerSentEvents or LongPolling, not '${TRANSPORT_NAME}'`);
+}
+if (PROTOCOL === "messagepack" && TRANSPORT_NAME === "ServerSentEvents") {
+    throw new Error("MessagePack needs a binary transport; ServerSentEvents carries text only");
+}
+
+// SIGNALR_DIRECT=1 means the suite talks straight to the backend (no relay in between), which
+// allows checks that a relay legitimately changes: same connection id on both sides, no
+// X-Forwarded-For header.
+export const DIRECT = process.env.SIGNALR_DIRECT === "1";
+
+// What the backend should see in X-Forwarded-For: absent when direct, or as given.
+export const EXPECT_FORWARDED_FOR = process.env.SIGNALR_EXPECT_FORWARDED_FOR ?? null;
+
+const LOG_LEVEL = signalR.LogLevel[process.env.SIGNALR_LOG_LEVEL || "None"];
+
+export const TIMEOUT_MS = 10000;
+
+// A connection id / token as ASP.NET Core makes them: 16 random bytes, base64url, no padding.
+export const CONNECTION_ID_RE = /^[A-Za-z0-9_-]{22}$/;
+
+export function hubUrl(path) {
+    return BASE_URL + path;
+}
+
+export function buildConnection(path, options = {}) {
+    const httpOptions = {
+        transport: options.skipNegotiation ? signalR.HttpTransportType.WebSockets : TRANSPORT,
+        skipNegotiation: options.skipNegotiation === true,
+    };
+    if (options.accessTokenFactory) {
+        httpOptions.accessTokenFactory = options.accessTokenFactory;
+    }
+    const builder = new signalR.HubConnectionBuilder()
+        .withUrl(hubUrl(path), httpOptions)
+        .configureLogging(LOG_LEVEL);
+    if (PROTOCOL === "messagepack") {
+        builder.withHubProtocol(new MessagePackHubProtocol());
+    }
+    return builder.build();
+}
+
+// Starts a /chat connection and returns it with the backend's connection id, taken from the
+// "welcome" push that ChatHub.OnConnectedAsync sends first.
+export async function connectChat(options = {}) {
+    const path = options.path || "/chat";
+    const conn = buildConnection(path, options);
+    const welcome = nextEvent(conn, "welcome");
+    await withTimeout(conn.start(), TIMEOUT_MS, `start ${path}`);
+    const [backendId] = await welcome;
+    return { conn, backendId };
+}
+
+// Resolves with the arguments of the next `name` event whose arguments satisfy `filter`.
+export function nextEvent(conn, name, filter = () => true, timeoutMs = TIMEOUT_MS) {
+    let handler;
+    const received = new Promise((resolve) => {
+        handler = (...args) => {
+            if (filter(...args)) {
+                conn.off(name, handler);
+                resolve(args);
+            }
+        };
+        conn.on(name, handler);
+    });
+    return withTimeout(received, timeoutMs, `event '${name}'`).finally(() => conn.off(name, handler));
+}
+
+// Records every `name` event, for checks that something did NOT arrive.
+export function recordEvents(conn, name) {
+    const seen = [];
+    conn.on(name, (...args) => seen.push(args));
+    return seen;
+}
+
+export function withTimeout(promise, ms, what) {
+    let timer;
+    const timeout = new Promise((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms);
+    });
+    return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+export function sleep(ms) {
+    return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+// Polls `probe` until it returns a value accepted by `done`, or fails after the timeout.
+export async function pollUntil(probe, done, what, timeoutMs = TIMEOUT_MS) {
+    const deadline = Date.now() + timeoutMs;
+    let last;
+    while (Date.now() < deadline) {
+        last = await probe();
+        if (done(last)) {
+            return last;
+        }
+        await sleep(50);
+    }
+    throw new Error(`timed out waiting for ${what}; last value ${JSON.stringify(last)}`);
+}
+
+// Stops connections at the end of a test whatever happened, so the process can exit.
+export async function stopAll(...conns) {
+    await Promise.all(conns.filter(Boolean).map((c) => c.stop().catch(() => {})));
+}
+
+export function uniqueName(prefix) {
+    return `${prefix}-${process.pid}-${Date.now()}-${Math.random().toString(36).slice(2, 8)}`;
+}

@@ -1,0 +1,159 @@
+// What the HTTP layer shows: negotiate v0/v1 response shapes, bearer-token authentication on the
+// [Authorize] hub (accepted and refused), and query parameters reaching the hub.
+import { test } from "node:test";
+import http from "node:http";
+import assert from "node:assert/strict";
+import {
+    TRANSPORT_NAME, DIRECT, EXPECT_FORWARDED_FOR, CONNECTION_ID_RE, TIMEOUT_MS,
+    hubUrl, buildConnection, connectChat, withTimeout, stopAll, uniqueName,
+} from "../lib.mjs";
+
+const ALL_TRANSPORTS = [
+    { transport: "WebSockets", transferFormats: ["Text", "Binary"] },
+    { transport: "ServerSentEvents", transferFormats: ["Text"] },
+    { transport: "LongPolling", transferFormats: ["Text", "Binary"] },
+];
+
+async function negotiate(query) {
+    const response = await fetch(hubUrl(`/chat/negotiate${query}`), { method: "POST", body: "" });
+    assert.equal(response.status, 200);
+    assert.match(response.headers.get("content-type"), /^application\/json/);
+    const text = await response.text();
+    return JSON.parse(text);
+}
+
+test("negotiate v1 returns id, separate token and transports", async () => {
+    const body = await negotiate("?negotiateVersion=1");
+    assert.deepStrictEqual(Object.keys(body),
+        ["negotiateVersion", "connectionId", "connectionToken", "availableTransports"]);
+    assert.equal(body.negotiateVersion, 1);
+    assert.match(body.connectionId, CONNECTION_ID_RE);
+    assert.match(body.connectionToken, CONNECTION_ID_RE);
+    assert.notEqual(body.connectionToken, body.connectionId);
+    assert.deepStrictEqual(body.availableTransports, ALL_TRANSPORTS);
+});
+
+test("negotiate v0 returns an id and no token", async () => {
+    for (const query of ["?negotiateVersion=0", ""]) {
+        const body = await negotiate(query);
+        assert.deepStrictEqual(Object.keys(body), ["negotiateVersion", "connectionId", "availableTransports"],
+            `negotiate${query}`);
+        assert.equal(body.negotiateVersion, 0);
+        assert.match(body.connectionId, CONNECTION_ID_RE);
+        assert.deepStrictEqual(body.availableTransports, ALL_TRANSPORTS);
+    }
+    // Versions above the server's are answered as 1; a non-integer is an error with status 200.
+    assert.equal((await negotiate("?negotiateVersion=7")).negotiateVersion, 1);
+    assert.deepStrictEqual(await negotiate("?negotiateVersion=x"),
+        { error: "The client requested a non-integer protocol version." });
+});
+
+test("GET on negotiate is refused with 405", async () => {
+    const response = await fetch(hubUrl("/chat/negotiate?negotiateVersion=1"));
+    assert.equal(response.status, 405);
+});
+
+// Where the stock JS client in node puts the token (read from its source): an Authorization
+// header on negotiate, WebSockets and long polling; the access_token query for the SSE stream.
+function expectedTokenCarriage(token) {
+    if (TRANSPORT_NAME === "ServerSentEvents") {
+        return { authorization: null, accessToken: token };
+    }
+    return { authorization: `Bearer ${token}`, accessToken: null };
+}
+
+test("SecureHub accepts a good token from accessTokenFactory", async () => {
+    let asked = 0;
+    const conn = buildConnection("/secure", { accessTokenFactory: () => { asked++; return "good-token"; } });
+    try {
+        await withTimeout(conn.start(), TIMEOUT_MS, "start /secure");
+        const who = await conn.invoke("WhoAmI");
+        assert.equal(who.hub, "secure");
+        assert.equal(who.user, "good-user");
+        assert.equal(who.transport, TRANSPORT_NAME);
+        const carriage = expectedTokenCarriage("good-token");
+        assert.equal(who.authorization, carriage.authorization);
+        assert.equal(who.accessToken, carriage.accessToken);
+        assert.ok(asked >= 1);
+        assert.deepStrictEqual(await conn.invoke("Echo", [1, "a"]), [1, "a"]);
+    } finally {
+        await stopAll(conn);
+    }
+});
+
+test("SecureHub refuses a bad or missing token with 401", async () => {
+    for (const factory of [() => "bad-token", undefined]) {
+        const conn = buildConnection("/secure", factory ? { accessTokenFactory: factory } : {});
+        try {
+            await assert.rejects(withTimeout(conn.start(), TIMEOUT_MS, "start /secure"), (err) => {
+                assert.match(err.message, /^Failed to complete negotiation with the server: Error: Unauthorized: Status code '401'/);
+                return true;
+            });
+        } finally {
+            await stopAll(conn);
+        }
+    }
+    // Without negotiate the refusal comes on the WebSocket upgrade itself; the JS client reports
+    // it only as a generic failure, so the status is checked with a raw upgrade request too.
+    const direct = buildConnection("/secure", { skipNegotiation: true, accessTokenFactory: () => "bad-token" });
+    try {
+        await assert.rejects(withTimeout(direct.start(), TIMEOUT_MS, "start /secure (skip negotiation)"),
+            { message: /^WebSocket failed to connect\. / });
+    } finally {
+        await stopAll(direct);
+    }
+    assert.equal(await upgradeStatus("/secure", "Bearer bad-token"), 401);
+    assert.equal(await upgradeStatus("/secure", null), 401);
+    assert.equal(await upgradeStatus("/secure", "Bearer good-token"), 101);
+});
+
+// Sends a bare WebSocket upgrade request and returns the HTTP status of the answer.
+function upgradeStatus(path, authorization) {
+    return withTimeout(new Promise((resolve, reject) => {
+        const headers = {
+            Connection: "Upgrade",
+            Upgrade: "websocket",
+            "Sec-WebSocket-Version": "13",
+            "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==",
+        };
+        if (authorization) headers.Authorization = authorization;
+        const req = http.request(hubUrl(path), { headers });
+        req.on("upgrade", (res, socket) => {
+            socket.destroy();
+            resolve(res.statusCode);
+        });
+        req.on("response", (res) => {
+            res.resume();
+            resolve(res.statusCode);
+        });
+        req.on("error", reject);
+        req.end();
+    }), TIMEOUT_MS, `upgrade ${path}`);
+}
+
+test("WhoAmI sees the tag query parameter, the token and the transport", async () => {
+    const tag = uniqueName("tag");
+    const { conn, backendId } = await connectChat({
+        path: `/chat?tag=${encodeURIComponent(tag)}`,
+        accessTokenFactory: () => "good-token",
+    });
+    try {
+        const who = await conn.invoke("WhoAmI");
+        assert.equal(who.hub, "chat");
+        assert.equal(who.tag, tag);
+        assert.equal(who.connectionId, backendId);
+        assert.equal(who.transport, TRANSPORT_NAME);
+        assert.equal(who.user, "good-user");
+        const carriage = expectedTokenCarriage("good-token");
+        assert.equal(who.authorization, carriage.authorization);
+        assert.equal(who.accessToken, carriage.accessToken);
+        assert.match(who.userAgent, /^Microsoft SignalR\/10\.0 \(10\.0\.11; .*NodeJS/);
+        if (DIRECT) {
+            assert.equal(who.forwardedFor, null);
+        } else if (EXPECT_FORWARDED_FOR !== null) {
+            assert.equal(who.forwardedFor, EXPECT_FORWARDED_FOR);
+        }
+    } finally {
+        await stopAll(conn);
+    }
+});
