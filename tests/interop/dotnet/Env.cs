@@ -4,7 +4,7 @@ using Microsoft.AspNetCore.Http.Connections;
 namespace SignalrRelay.InteropDotnet;
 
 public sealed record Env(string BaseUrl, string Protocol, string TransportName, HttpTransportType Transport,
-                         bool Direct, string? ExpectForwardedFor, string? Only)
+                         bool Direct, string? ExpectForwardedFor, string? Only, string[] ExpectTransports)
 {
     public static Env FromEnvironment()
     {
@@ -31,6 +31,10 @@ public sealed record Env(string BaseUrl, string Protocol, string TransportName, 
         return new Env(baseUrl, protocol, transportName, transport,
                        Environment.GetEnvironmentVariable("SIGNALR_DIRECT") == "1",
                        Environment.GetEnvironmentVariable("SIGNALR_EXPECT_FORWARDED_FOR"),
-                       Environment.GetEnvironmentVariable("SIGNALR_ONLY") is { Length: > 0 } o ? o : null);
+                       Environment.GetEnvironmentVariable("SIGNALR_ONLY") is { Length: > 0 } o ? o : null,
+                       // The transports the server under test offers in negotiate; a relay may offer fewer.
+                       (Environment.GetEnvironmentVariable("SIGNALR_EXPECT_TRANSPORTS") is { Length: > 0 } x
+                           ? x : "WebSockets,ServerSentEvents,LongPolling")
+                           .Split(',', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries));
     }
 }

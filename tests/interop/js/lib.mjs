@@ -30,6 +30,11 @@ if (PROTOCOL === "messagepack" && TRANSPORT_NAME === "ServerSentEvents") {
 // X-Forwarded-For header.
 export const DIRECT = process.env.SIGNALR_DIRECT === "1";
 
+// The transports the server under test offers in negotiate (comma list, in order). A relay may
+// offer fewer than the backend; the clients then pick among those.
+export const EXPECT_TRANSPORTS = (process.env.SIGNALR_EXPECT_TRANSPORTS || "WebSockets,ServerSentEvents,LongPolling")
+    .split(",").map((name) => name.trim()).filter((name) => name.length > 0);
+
 // What the backend should see in X-Forwarded-For: absent when direct, or as given.
 export const EXPECT_FORWARDED_FOR = process.env.SIGNALR_EXPECT_FORWARDED_FOR ?? null;
 

@@ -1,0 +1,71 @@
+/* core_peek.c - message kinds in a buffer of whole Core messages (see core_peek.h). */
+#include "core_peek.h"
+
+#include <string.h>
+
+#include "core_json.h"
+#include "core_msgpack.h"
+
+/* Large enough for any message the relay forwards; the framing functions
+ * only use it to reject absurd lengths. */
+#define PEEK_MAX_MESSAGE ((size_t)1 << 31)
+
+static enum hub_msg_kind json_kind(const char *rec, size_t len, struct proto_error *err,
+                                   enum proto_status *status)
+{
+    static const char prefix[] = "{\"type\":";
+    size_t p = sizeof prefix - 1;
+    *status = PROTO_OK;
+    if (len > p + 1 && memcmp(rec, prefix, p) == 0 && rec[p] >= '1' && rec[p] <= '9' &&
+        (rec[p + 1] == ',' || rec[p + 1] == '}'))
+        return (enum hub_msg_kind)(rec[p] - '0');
+    struct hub_msg msg;
+    hub_msg_init(&msg);
+    *status = core_json_decode(rec, len, &msg, err);
+    enum hub_msg_kind kind = *status == PROTO_OK ? msg.kind : HUB_MSG_NONE;
+    if (*status == PROTO_UNKNOWN_TYPE)
+        *status = PROTO_OK;
+    hub_msg_release(&msg);
+    return kind;
+}
+
+static enum hub_msg_kind msgpack_kind(const char *body, size_t len, struct proto_error *err,
+                                      enum proto_status *status)
+{
+    const unsigned char *b = (const unsigned char *)body;
+    *status = PROTO_OK;
+    if (len >= 2 && b[0] >= 0x91 && b[0] <= 0x9f && b[1] >= 1 && b[1] <= 9)
+        return (enum hub_msg_kind)b[1];
+    struct hub_msg msg;
+    hub_msg_init(&msg);
+    *status = core_msgpack_decode(body, len, &msg, err);
+    enum hub_msg_kind kind = *status == PROTO_OK ? msg.kind : HUB_MSG_NONE;
+    if (*status == PROTO_UNKNOWN_TYPE)
+        *status = PROTO_OK;
+    hub_msg_release(&msg);
+    return kind;
+}
+
+enum proto_status core_peek_kinds(int binary, const char *data, size_t len, unsigned *kinds,
+                                  struct proto_error *err)
+{
+    *kinds = 0;
+    while (len > 0) {
+        struct span message;
+        size_t consumed = 0;
+        enum proto_status st = binary
+            ? core_binary_next_frame(data, len, PEEK_MAX_MESSAGE, &message, &consumed, err)
+            : core_text_next_record(data, len, PEEK_MAX_MESSAGE, &message, &consumed, err);
+        if (st != PROTO_OK)
+            return st;
+        enum hub_msg_kind kind = binary ? msgpack_kind(message.ptr, message.len, err, &st)
+                                        : json_kind(message.ptr, message.len, err, &st);
+        if (st != PROTO_OK)
+            return st;
+        if (kind != HUB_MSG_NONE)
+            *kinds |= CORE_KIND_BIT(kind);
+        data += consumed;
+        len -= consumed;
+    }
+    return PROTO_OK;
+}

@@ -1,0 +1,461 @@
+/* backend.c - negotiate requests and WebSocket links to ASP.NET Core hubs (see backend.h). */
+#include "backend.h"
+
+#include <libwebsockets.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+#include "log.h"
+#include "relay.h"
+
+#define NEGOTIATE_BODY_LIMIT (64u << 10)
+
+/* ---------------------------------------------------------------- shared */
+
+/* The headers a backend connection sends with its request, owned. */
+struct forwarded {
+    struct header_list headers;
+    char *forwarded_for;
+};
+
+static bool forwarded_copy(struct forwarded *f, const struct backend_params *p)
+{
+    bool ok = true;
+    if (p->headers)
+        ok = header_list_copy(&f->headers, p->headers);
+    else
+        buf_init(&f->headers.pairs);
+    f->forwarded_for = p->forwarded_for ? strdup(p->forwarded_for) : NULL;
+    return ok && (!p->forwarded_for || f->forwarded_for);
+}
+
+static void forwarded_free(struct forwarded *f)
+{
+    header_list_free(&f->headers);
+    free(f->forwarded_for);
+}
+
+/* Adds the forwarded headers while lws builds the request. lws writes Origin
+ * itself from the connect info, so it is skipped here. */
+static int append_forwarded_headers(struct lws *wsi, const struct forwarded *f, void *in, size_t len)
+{
+    unsigned char **p = (unsigned char **)in, *end = (*p) + len;
+    const char *name = f->headers.pairs.data, *stop = name + f->headers.pairs.len;
+    while (name && name < stop) {
+        const char *value = name + strlen(name) + 1;
+        if (strcmp(name, "origin:") != 0 &&
+            lws_add_http_header_by_name(wsi, (const unsigned char *)name, (const unsigned char *)value,
+                                        (int)strlen(value), p, end))
+            return -1;
+        name = value + strlen(value) + 1;
+    }
+    if (f->forwarded_for &&
+        lws_add_http_header_by_name(wsi, (const unsigned char *)"x-forwarded-for:",
+                                    (const unsigned char *)f->forwarded_for, (int)strlen(f->forwarded_for), p, end))
+        return -1;
+    return 0;
+}
+
+/* Fills the lws connect info shared by both kinds of request. */
+static void connect_info_init(struct lws_client_connect_info *info, struct relay *relay,
+                              const struct hub_route *route, const char *path, char *host_header,
+                              size_t host_len, const struct forwarded *fwd)
+{
+    memset(info, 0, sizeof *info);
+    info->context = relay->lws;
+    info->vhost = relay->vhost;
+    info->address = route->backend_host;
+    info->port = route->backend_port;
+    info->ssl_connection = route->backend_tls ? LCCSCF_USE_SSL : 0;
+    info->path = path;
+    snprintf(host_header, host_len, "%s:%d", route->backend_host, route->backend_port);
+    info->host = host_header;
+    const char *origin = header_list_get(&fwd->headers, "origin:");
+    info->origin = origin ? origin : host_header;
+    info->iface = relay_next_backend_source(relay);
+    info->ietf_version_or_minus_one = -1;
+}
+
+static bool build_path(struct buf *path, const struct hub_route *route, const char *suffix,
+                       const char *first_arg, const char *query)
+{
+    return buf_append_cstr(path, route->backend_path) && buf_append_cstr(path, suffix) &&
+           buf_append_byte(path, '?') && buf_append_cstr(path, first_arg) &&
+           buf_append_cstr(path, query ? query : "") && buf_append_byte(path, '\0');
+}
+
+/* ------------------------------------------------------------- negotiate */
+
+struct backend_negotiate {
+    struct relay *relay;
+    struct lws *wsi;
+    backend_negotiate_cb cb;  /* NULL once delivered or cancelled */
+    void *owner;
+    struct forwarded fwd;
+    struct buf body;
+    unsigned status;
+    bool connecting;          /* inside lws_client_connect_via_info */
+    bool failed_while_connecting;
+};
+
+static void negotiate_deliver(struct backend_negotiate *r, const char *error)
+{
+    backend_negotiate_cb cb = r->cb;
+    r->cb = NULL;
+    if (cb)
+        cb(r->owner, error ? 0 : r->status, r->body.data ? r->body.data : "", r->body.len, error);
+}
+
+static void negotiate_free(struct backend_negotiate *r)
+{
+    forwarded_free(&r->fwd);
+    buf_free(&r->body);
+    free(r);
+}
+
+struct backend_negotiate *backend_negotiate_start(struct relay *relay, const struct backend_params *params,
+                                                  backend_negotiate_cb cb, void *owner)
+{
+    struct backend_negotiate *r = calloc(1, sizeof *r);
+    if (!r)
+        return NULL;
+    r->relay = relay;
+    r->cb = cb;
+    r->owner = owner;
+    buf_init(&r->body);
+    struct buf path;
+    buf_init(&path);
+    if (!forwarded_copy(&r->fwd, params) ||
+        !build_path(&path, params->route, "/negotiate", "negotiateVersion=1", params->query)) {
+        buf_free(&path);
+        negotiate_free(r);
+        return NULL;
+    }
+    struct lws_client_connect_info info;
+    char host[300];
+    connect_info_init(&info, relay, params->route, path.data, host, sizeof host, &r->fwd);
+    info.method = "POST";
+    info.local_protocol_name = backend_negotiate_protocol.name;
+    info.opaque_user_data = r;
+    info.pwsi = &r->wsi;
+    r->connecting = true;
+    struct lws *wsi = lws_client_connect_via_info(&info);
+    r->connecting = false;
+    buf_free(&path);
+    if (!wsi || r->failed_while_connecting) {
+        log_warn("backend: cannot start negotiate with %s", params->route->backend_url);
+        /* If lws kept a wsi it will still call CLOSED; let that free it. */
+        if (!wsi)
+            negotiate_free(r);
+        else
+            r->cb = NULL;
+        return NULL;
+    }
+    return r;
+}
+
+void backend_negotiate_cancel(struct backend_negotiate *r)
+{
+    r->cb = NULL;
+    if (r->wsi)
+        lws_set_timeout(r->wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
+}
+
+static int negotiate_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
+                              size_t len)
+{
+    struct backend_negotiate *r = lws_get_opaque_user_data(wsi);
+    switch (reason) {
+    case LWS_CALLBACK_CLIENT_APPEND_HANDSHAKE_HEADER: {
+        if (!r)
+            return -1;
+        unsigned char **p = (unsigned char **)in, *end = (*p) + len;
+        if (lws_add_http_header_by_name(wsi, (const unsigned char *)"content-length:",
+                                        (const unsigned char *)"0", 1, p, end))
+            return -1;
+        return append_forwarded_headers(wsi, &r->fwd, in, len);
+    }
+    case LWS_CALLBACK_ESTABLISHED_CLIENT_HTTP:
+        if (r)
+            r->status = (unsigned)lws_http_client_http_response(wsi);
+        return 0;
+    case LWS_CALLBACK_RECEIVE_CLIENT_HTTP: {
+        char chunk[LWS_PRE + 4096];
+        char *px = chunk + LWS_PRE;
+        int lenx = (int)(sizeof chunk - LWS_PRE);
+        return lws_http_client_read(wsi, &px, &lenx) < 0 ? -1 : 0;
+    }
+    case LWS_CALLBACK_RECEIVE_CLIENT_HTTP_READ:
+        if (!r || r->body.len + len > NEGOTIATE_BODY_LIMIT || !buf_append(&r->body, in, len)) {
+            if (r)
+                negotiate_deliver(r, "backend negotiate response too large");
+            return -1;
+        }
+        return 0;
+    case LWS_CALLBACK_COMPLETED_CLIENT_HTTP:
+        if (r)
+            negotiate_deliver(r, NULL);
+        return -1; /* one request per connection: close it */
+    case LWS_CALLBACK_CLIENT_CONNECTION_ERROR:
+        if (!r)
+            return 0;
+        r->wsi = NULL;
+        log_debug("backend: negotiate failed: %s", in ? (const char *)in : "connection error");
+        if (r->connecting) {
+            r->failed_while_connecting = true;
+            return 0;
+        }
+        negotiate_deliver(r, in ? (const char *)in : "connection error");
+        lws_set_opaque_user_data(wsi, NULL);
+        negotiate_free(r);
+        return 0;
+    case LWS_CALLBACK_CLOSED_CLIENT_HTTP:
+        if (!r)
+            return 0;
+        r->wsi = NULL;
+        negotiate_deliver(r, "backend closed the connection before answering");
+        lws_set_opaque_user_data(wsi, NULL);
+        negotiate_free(r);
+        return 0;
+    default:
+        return 0;
+    }
+}
+
+const struct lws_protocols backend_negotiate_protocol = {
+    "sr-backend-negotiate", negotiate_callback, 0, 0, 0, NULL, 0
+};
+
+/* ------------------------------------------------------------------ link */
+
+enum link_state { LINK_CONNECTING, LINK_OPEN, LINK_CLOSING };
+
+struct backend_link {
+    struct relay *relay;
+    struct lws *wsi;
+    const struct backend_link_ops *ops; /* NULL once the owner let go */
+    void *owner;
+    struct forwarded fwd;
+    struct msg_queue out;
+    struct wsmsg *rx_partial;
+    enum link_state state;
+    bool above_high_water;
+    bool connecting;
+    bool failed_while_connecting;
+};
+
+static void link_free(struct backend_link *link)
+{
+    msg_queue_clear(&link->out);
+    wsmsg_free(link->rx_partial);
+    forwarded_free(&link->fwd);
+    link->relay->stats.backend_links_active--;
+    free(link);
+}
+
+/* Tells the owner the link is gone (once) and detaches it. */
+static void link_report_closed(struct backend_link *link, const char *why)
+{
+    const struct backend_link_ops *ops = link->ops;
+    link->ops = NULL;
+    if (ops)
+        ops->closed(link->owner, why);
+}
+
+struct backend_link *backend_link_open(struct relay *relay, const struct backend_params *params,
+                                       const char *backend_token, const struct backend_link_ops *ops,
+                                       void *owner)
+{
+    struct backend_link *link = calloc(1, sizeof *link);
+    if (!link)
+        return NULL;
+    link->relay = relay;
+    link->ops = ops;
+    link->owner = owner;
+    msg_queue_init(&link->out);
+    relay->stats.backend_links_active++;
+
+    struct buf path, id_arg;
+    buf_init(&path);
+    buf_init(&id_arg);
+    char encoded[256];
+    lws_urlencode(encoded, backend_token, (int)sizeof encoded);
+    bool ok = forwarded_copy(&link->fwd, params) && buf_append_cstr(&id_arg, "id=") &&
+              buf_append_cstr(&id_arg, encoded) && buf_append_byte(&id_arg, '\0') &&
+              build_path(&path, params->route, "", id_arg.data, params->query);
+    buf_free(&id_arg);
+    if (!ok) {
+        buf_free(&path);
+        link->ops = NULL;
+        link_free(link);
+        return NULL;
+    }
+    struct lws_client_connect_info info;
+    char host[300];
+    connect_info_init(&info, relay, params->route, path.data, host, sizeof host, &link->fwd);
+    info.local_protocol_name = backend_link_protocol.name;
+    info.opaque_user_data = link;
+    info.pwsi = &link->wsi;
+    link->connecting = true;
+    struct lws *wsi = lws_client_connect_via_info(&info);
+    link->connecting = false;
+    buf_free(&path);
+    if (!wsi || link->failed_while_connecting) {
+        log_warn("backend: cannot start WebSocket to %s", params->route->backend_url);
+        link->ops = NULL;
+        if (!wsi)
+            link_free(link);
+        return NULL;
+    }
+    return link;
+}
+
+bool backend_link_send(struct backend_link *link, struct wsmsg *msg)
+{
+    if (link->state == LINK_CLOSING) {
+        wsmsg_free(msg);
+        return false;
+    }
+    msg_queue_push(&link->out, msg);
+    if (link->out.bytes > link->relay->cfg->max_buffered_bytes)
+        link->above_high_water = true;
+    if (link->state == LINK_OPEN && link->wsi)
+        lws_callback_on_writable(link->wsi);
+    return true;
+}
+
+size_t backend_link_queued(const struct backend_link *link)
+{
+    return link->out.bytes;
+}
+
+void backend_link_pause_reading(struct backend_link *link, bool paused)
+{
+    if (link->wsi && link->state == LINK_OPEN)
+        lws_rx_flow_control(link->wsi, paused ? 0 : 1);
+}
+
+void backend_link_close(struct backend_link *link)
+{
+    link->ops = NULL;
+    if (link->state == LINK_CLOSING)
+        return;
+    if (link->state == LINK_CONNECTING || !link->wsi) {
+        link->state = LINK_CLOSING;
+        if (link->wsi)
+            lws_set_timeout(link->wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
+        return;
+    }
+    link->state = LINK_CLOSING;
+    lws_rx_flow_control(link->wsi, 1);
+    lws_callback_on_writable(link->wsi);
+}
+
+/* Collects a message's fragments; hands whole ones to the owner. */
+static int link_receive(struct backend_link *link, struct lws *wsi, const void *in, size_t len)
+{
+    size_t limit = link->relay->cfg->max_message_bytes;
+    if (!link->rx_partial) {
+        size_t expect = len + lws_remaining_packet_payload(wsi);
+        link->rx_partial = wsmsg_new(expect < limit ? expect : limit, lws_frame_is_binary(wsi));
+        if (!link->rx_partial)
+            return -1;
+    }
+    if (link->rx_partial->len + len > limit) {
+        log_warn("backend: a message over --max-message-size (%zu bytes); closing the link", limit);
+        link_report_closed(link, "the backend sent a message larger than the relay's --max-message-size");
+        return -1;
+    }
+    struct wsmsg *grown = wsmsg_append(link->rx_partial, in, len);
+    if (!grown)
+        return -1;
+    link->rx_partial = grown;
+    if (!lws_is_final_fragment(wsi) || lws_remaining_packet_payload(wsi) > 0)
+        return 0;
+    struct wsmsg *whole = link->rx_partial;
+    link->rx_partial = NULL;
+    link->relay->stats.messages_to_clients++;
+    link->relay->stats.bytes_to_clients += whole->len;
+    if (link->ops)
+        link->ops->message(link->owner, whole);
+    else
+        wsmsg_free(whole);
+    return 0;
+}
+
+static int link_writeable(struct backend_link *link, struct lws *wsi)
+{
+    struct wsmsg *m = msg_queue_pop(&link->out);
+    if (m) {
+        int n = lws_write(wsi, m->payload, m->len, m->binary ? LWS_WRITE_BINARY : LWS_WRITE_TEXT);
+        link->relay->stats.messages_to_backend++;
+        link->relay->stats.bytes_to_backend += m->len;
+        wsmsg_free(m);
+        if (n < 0)
+            return -1;
+    }
+    if (link->above_high_water && link->out.bytes <= link->relay->cfg->max_buffered_bytes / 2) {
+        link->above_high_water = false;
+        if (link->ops && link->ops->drained)
+            link->ops->drained(link->owner);
+    }
+    if (!msg_queue_is_empty(&link->out)) {
+        lws_callback_on_writable(wsi);
+        return 0;
+    }
+    if (link->state == LINK_CLOSING) {
+        lws_close_reason(wsi, LWS_CLOSE_STATUS_NORMAL, NULL, 0);
+        return -1;
+    }
+    return 0;
+}
+
+static int link_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in, size_t len)
+{
+    struct backend_link *link = lws_get_opaque_user_data(wsi);
+    if (!link)
+        return 0;
+    switch (reason) {
+    case LWS_CALLBACK_CLIENT_APPEND_HANDSHAKE_HEADER:
+        return append_forwarded_headers(wsi, &link->fwd, in, len);
+    case LWS_CALLBACK_CLIENT_ESTABLISHED:
+        if (link->state == LINK_CLOSING)
+            return -1;
+        link->state = LINK_OPEN;
+        if (link->ops)
+            link->ops->opened(link->owner);
+        if (!msg_queue_is_empty(&link->out))
+            lws_callback_on_writable(wsi);
+        return 0;
+    case LWS_CALLBACK_CLIENT_RECEIVE:
+        return link_receive(link, wsi, in, len);
+    case LWS_CALLBACK_CLIENT_WRITEABLE:
+        return link_writeable(link, wsi);
+    case LWS_CALLBACK_CLIENT_CONNECTION_ERROR:
+        link->wsi = NULL;
+        link->relay->stats.backend_failures++;
+        if (link->connecting) {
+            link->failed_while_connecting = true;
+            return 0;
+        }
+        log_info("backend: WebSocket connection failed: %s", in ? (const char *)in : "unknown error");
+        link_report_closed(link, in ? (const char *)in : "the backend refused the WebSocket connection");
+        lws_set_opaque_user_data(wsi, NULL);
+        link_free(link);
+        return 0;
+    case LWS_CALLBACK_CLIENT_CLOSED:
+        link->wsi = NULL;
+        link_report_closed(link, NULL);
+        lws_set_opaque_user_data(wsi, NULL);
+        link_free(link);
+        return 0;
+    default:
+        return 0;
+    }
+}
+
+const struct lws_protocols backend_link_protocol = {
+    "sr-backend-link", link_callback, 0, 4096, 0, NULL, 0
+};

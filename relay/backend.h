@@ -1,0 +1,84 @@
+/* backend.h - the relay's client side toward ASP.NET Core hubs.
+ *
+ * Two kinds of backend connection, both lws client connections:
+ *  - struct backend_negotiate: one POST {hub}/negotiate?negotiateVersion=1,
+ *    whose status and body are handed to the owner once;
+ *  - struct backend_link: the WebSocket to {hub}?id=TOKEN over which a
+ *    client's hub traffic flows, whole messages in both directions, with a
+ *    bounded send queue and read pausing for flow control.
+ * Both forward the client's query string, its Authorization, Cookie,
+ * User-Agent and Origin headers (see header_list_capture) and an
+ * X-Forwarded-For header, so backend authentication and logging keep working.
+ *
+ * Ownership: the relay code that starts one owns the handle until it calls
+ * *_cancel / backend_link_close, or until the link reports `closed`; after
+ * that the handle is freed by lws' close path and must not be touched. */
+#ifndef SR_BACKEND_H
+#define SR_BACKEND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "config.h"
+#include "http.h"
+#include "wsmsg.h"
+
+struct relay;
+struct lws_protocols;
+
+/* What a backend request carries from the client. Strings are copied. */
+struct backend_params {
+    const struct hub_route *route;
+    const char *query;          /* "&name=value..." already encoded, or "" */
+    const struct header_list *headers; /* the client's headers to pass on (copied) */
+    const char *forwarded_for;  /* value for X-Forwarded-For, or NULL */
+};
+
+/* status is the backend's HTTP status (0 if it could not be reached; then
+ * error says why). body is valid only during the call. */
+typedef void (*backend_negotiate_cb)(void *owner, unsigned status, const char *body, size_t body_len,
+                                     const char *error);
+
+struct backend_negotiate;
+
+/* Starts POST {route path}/negotiate?negotiateVersion=1{query}. NULL if it
+ * could not even be started (the reason is logged). cb runs exactly once
+ * unless the request is cancelled first. */
+struct backend_negotiate *backend_negotiate_start(struct relay *relay, const struct backend_params *params,
+                                                  backend_negotiate_cb cb, void *owner);
+/* The owner loses interest: no callback will follow. */
+void backend_negotiate_cancel(struct backend_negotiate *request);
+
+struct backend_link_ops {
+    void (*opened)(void *owner);
+    /* A whole message from the backend; ownership passes to the owner. */
+    void (*message)(void *owner, struct wsmsg *msg);
+    /* The link is gone (why == NULL: the backend closed it cleanly). The
+     * handle is invalid after this call. */
+    void (*closed)(void *owner, const char *why);
+    /* The send queue fell below half of --max-buffered after being above it. */
+    void (*drained)(void *owner);
+};
+
+struct backend_link;
+
+/* Opens the WebSocket to {route path}?id=backend_token{query}. NULL if it
+ * could not be started. Messages sent before it is open are queued. */
+struct backend_link *backend_link_open(struct relay *relay, const struct backend_params *params,
+                                       const char *backend_token, const struct backend_link_ops *ops,
+                                       void *owner);
+/* Queues one whole message (ownership passes). False if the link is closing. */
+bool backend_link_send(struct backend_link *link, struct wsmsg *msg);
+/* Bytes waiting to be written to the backend. */
+size_t backend_link_queued(const struct backend_link *link);
+/* Stops or resumes reading from the backend (flow control toward a slow client). */
+void backend_link_pause_reading(struct backend_link *link, bool paused);
+/* Closes with status 1000 once queued messages are written; the owner gets
+ * no further callbacks. */
+void backend_link_close(struct backend_link *link);
+
+/* The two lws protocols (HTTP negotiate, WebSocket) for the relay's vhost. */
+extern const struct lws_protocols backend_negotiate_protocol;
+extern const struct lws_protocols backend_link_protocol;
+
+#endif

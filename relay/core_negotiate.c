@@ -1,0 +1,220 @@
+/* core_negotiate.c - Core negotiate through the backend (see core_negotiate.h). */
+#include "core_negotiate.h"
+
+#include <openssl/rand.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+#include "buf.h"
+#include "clock.h"
+#include "conn_token.h"
+#include "http.h"
+#include "log.h"
+#include "negotiate.h"
+#include "relay.h"
+
+static void negotiation_expired(struct timer_entry *e)
+{
+    struct negotiation *n = list_container_of(e, struct negotiation, expiry);
+    log_debug("negotiate: token for hub %s expired unused", n->hub->name);
+    dict_remove(&n->relay->negotiations, &n->entry);
+    n->in_table = false;
+    core_negotiation_free(n);
+}
+
+void core_negotiation_free(struct negotiation *n)
+{
+    if (n->request)
+        backend_negotiate_cancel(n->request);
+    if (n->in_table)
+        dict_remove(&n->relay->negotiations, &n->entry);
+    timer_cancel(&n->expiry);
+    free(n->backend_connection_id);
+    free(n->backend_token);
+    free(n->reply_body);
+    free(n);
+}
+
+static void set_reply(struct negotiation *n, unsigned status, const char *type, const char *body, size_t len)
+{
+    free(n->reply_body);
+    n->reply_body = malloc(len + 1);
+    n->reply_len = n->reply_body ? len : 0;
+    if (n->reply_body) {
+        memcpy(n->reply_body, body, len);
+        n->reply_body[len] = '\0';
+    }
+    n->reply_status = status;
+    n->reply_type = type;
+}
+
+static void set_text_reply(struct negotiation *n, unsigned status, const char *text)
+{
+    set_reply(n, status, "text/plain", text, strlen(text));
+}
+
+/* The backend answered 200 with a negotiate body: remember its id/token and
+ * give the client the relay's own token for them. */
+static void accept_backend_reply(struct negotiation *n, const char *body, size_t len)
+{
+    struct negotiate_response resp;
+    struct proto_error err = { 0 };
+    if (negotiate_decode_response(body, len, &resp, &err) != PROTO_OK) {
+        log_warn("negotiate: backend for hub %s answered an unreadable negotiate body: %s",
+                 n->hub->name, err.detail);
+        set_text_reply(n, 502, "The backend hub answered negotiate with a body the relay cannot read.");
+        return;
+    }
+    struct buf out;
+    buf_init(&out);
+    if (span_is_set(resp.error)) {
+        /* The backend refused (e.g. a version it does not support): pass its words on. */
+        negotiate_encode_error(resp.error, &out, NULL);
+        set_reply(n, 200, "application/json", out.data, out.len);
+    } else if (span_is_set(resp.url)) {
+        set_text_reply(n, 502, "The backend hub answered negotiate with a redirect; the relay does not follow redirects.");
+    } else {
+        n->backend_connection_id = strndup(resp.connection_id.ptr, resp.connection_id.len);
+        struct span backend_token = resp.version > 0 ? resp.connection_token : resp.connection_id;
+        n->backend_token = strndup(backend_token.ptr, backend_token.len);
+        bool minted = n->client_version > 0 ? conn_id_generate(n->token)
+                                            : (snprintf(n->token, sizeof n->token, "%s", n->backend_connection_id) > 0);
+        struct negotiate_reply reply = {
+            .version = n->client_version,
+            .connection_id = span_from_cstr(n->backend_connection_id),
+            .connection_token = span_from_cstr(n->token),
+            .transports = NEGOTIATE_TRANSPORT_WEBSOCKETS,
+        };
+        if (!n->backend_connection_id || !n->backend_token || !minted ||
+            negotiate_encode_response(&reply, &out, NULL) != PROTO_OK ||
+            dict_insert(&n->relay->negotiations, &n->entry, span_from_cstr(n->token)) != DICT_OK) {
+            set_text_reply(n, 500, "The relay could not complete negotiate.");
+        } else {
+            n->in_table = true;
+            relay_timer_schedule(n->relay, &n->expiry, clock_now_ms() + n->relay->cfg->negotiate_ttl_ms);
+            set_reply(n, 200, "application/json", out.data, out.len);
+        }
+    }
+    buf_free(&out);
+    negotiate_response_release(&resp);
+}
+
+static void backend_negotiated(void *owner, unsigned status, const char *body, size_t len, const char *error)
+{
+    struct negotiation *n = owner;
+    n->request = NULL;
+    if (status == 0) {
+        n->relay->stats.backend_failures++;
+        log_warn("negotiate: backend for hub %s unreachable: %s", n->hub->name, error);
+        char text[512];
+        snprintf(text, sizeof text, "The backend hub '%s' is unreachable: %s", n->hub->name, error);
+        set_text_reply(n, 503, text);
+    } else if (status == 200) {
+        accept_backend_reply(n, body, len);
+    } else {
+        /* 401/403/404 and friends: the client sees what it would have seen. */
+        set_reply(n, status, "text/plain", body, len);
+    }
+    if (n->http_wsi)
+        lws_callback_on_writable(n->http_wsi);
+}
+
+int core_negotiate_begin(struct relay *relay, struct lws *wsi, const struct hub_route *hub)
+{
+    char version_text[32];
+    int vlen = http_query_arg(wsi, "negotiateVersion", version_text, sizeof version_text);
+    struct buf error_text, query;
+    buf_init(&error_text);
+    buf_init(&query);
+    int version = 0;
+    struct span value = vlen >= 0 ? span_make(version_text, (size_t)vlen) : SPAN_NONE;
+    if (negotiate_parse_version(value, 0, &version, &error_text, NULL) != PROTO_OK) {
+        struct buf body;
+        buf_init(&body);
+        negotiate_encode_error(buf_span(&error_text), &body, NULL);
+        int rc = http_respond(relay, wsi, 200, "application/json", body.data, body.len);
+        buf_free(&body);
+        buf_free(&error_text);
+        return rc;
+    }
+    buf_free(&error_text);
+
+    struct negotiation *n = calloc(1, sizeof *n);
+    static const char *const not_forwarded[] = { "negotiateVersion", "useStatefulReconnect", "id" };
+    if (!n || !http_query_forward(wsi, &query, not_forwarded, 3) || !buf_append_byte(&query, '\0')) {
+        free(n);
+        buf_free(&query);
+        return http_respond(relay, wsi, 500, "text/plain", "out of memory", 13);
+    }
+    n->role = WSI_ROLE_NEGOTIATION;
+    n->relay = relay;
+    n->hub = hub;
+    n->client_version = version;
+    n->http_wsi = wsi;
+    timer_entry_init(&n->expiry, negotiation_expired);
+    relay->stats.negotiations++;
+
+    char forwarded_for[512];
+    struct header_list headers;
+    header_list_capture(&headers, wsi);
+    http_forwarded_for(wsi, forwarded_for, sizeof forwarded_for);
+    struct backend_params params = { hub, query.data, &headers, forwarded_for };
+    n->request = backend_negotiate_start(relay, &params, backend_negotiated, n);
+    header_list_free(&headers);
+    buf_free(&query);
+    if (!n->request) {
+        core_negotiation_free(n);
+        return http_respond(relay, wsi, 503, "text/plain", "The backend hub is unreachable.", 31);
+    }
+    lws_set_opaque_user_data(wsi, n);
+    return 0;
+}
+
+int core_negotiate_write_reply(struct negotiation *n, struct lws *wsi)
+{
+    if (n->request)
+        return 0; /* spurious writeable before the backend answered */
+    lws_set_opaque_user_data(wsi, NULL);
+    n->http_wsi = NULL;
+    int rc = http_respond(n->relay, wsi, n->reply_status, n->reply_type, n->reply_body, n->reply_len);
+    if (!n->in_table)
+        core_negotiation_free(n);
+    else {
+        free(n->reply_body);
+        n->reply_body = NULL;
+    }
+    return rc;
+}
+
+void core_negotiate_abandon(struct negotiation *n)
+{
+    n->http_wsi = NULL;
+    core_negotiation_free(n);
+}
+
+struct negotiation *core_negotiation_take(struct relay *relay, const char *token)
+{
+    struct dict_entry *e = dict_remove_key(&relay->negotiations, span_from_cstr(token));
+    if (!e)
+        return NULL;
+    struct negotiation *n = list_container_of(e, struct negotiation, entry);
+    n->in_table = false;
+    timer_cancel(&n->expiry);
+    return n;
+}
+
+void core_negotiations_clear(struct relay *relay)
+{
+    struct dict_iter it;
+    struct dict_entry *e;
+    dict_iter_begin(&it, &relay->negotiations);
+    while ((e = dict_iter_next(&it)) != NULL) {
+        struct negotiation *n = list_container_of(e, struct negotiation, entry);
+        dict_remove(&relay->negotiations, e);
+        n->in_table = false;
+        core_negotiation_free(n);
+    }
+    dict_iter_end(&it);
+}

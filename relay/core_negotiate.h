@@ -1,0 +1,57 @@
+/* core_negotiate.h - POST /{hub}/negotiate for ASP.NET Core SignalR clients.
+ *
+ * The relay negotiates with the backend hub first, so the connection id the
+ * client learns is the one the backend's hub code sees (Context.ConnectionId):
+ * apps that pass connection ids around keep working. The client gets a token
+ * of the relay's own (v1; v0 clients use the id, as the protocol says), which
+ * maps, in relay->negotiations, to the backend's token until the client opens
+ * its WebSocket or the negotiate TTL runs out on the timer wheel. */
+#ifndef SR_CORE_NEGOTIATE_H
+#define SR_CORE_NEGOTIATE_H
+
+#include <libwebsockets.h>
+#include <stdbool.h>
+
+#include "config.h"
+#include "dict.h"
+#include "timer_wheel.h"
+#include "wsi_role.h"
+
+struct relay;
+struct backend_negotiate;
+
+struct negotiation {
+    enum wsi_role role;               /* WSI_ROLE_NEGOTIATION: tags lws opaque data */
+    struct dict_entry entry;          /* in relay->negotiations once answered */
+    char token[48];                   /* what the client sends back as id= */
+    struct timer_entry expiry;
+    struct relay *relay;
+    const struct hub_route *hub;
+    int client_version;               /* 0 or 1 */
+    char *backend_connection_id;
+    char *backend_token;              /* id= toward the backend */
+    struct lws *http_wsi;             /* the client's request, until answered */
+    struct backend_negotiate *request;/* in flight */
+    unsigned reply_status;
+    const char *reply_type;
+    char *reply_body;
+    size_t reply_len;
+    bool in_table;
+};
+
+/* Handles the request on wsi (method already known). Returns the lws callback result. */
+int core_negotiate_begin(struct relay *relay, struct lws *wsi, const struct hub_route *hub);
+/* The deferred answer is ready to be written (LWS_CALLBACK_HTTP_WRITEABLE). */
+int core_negotiate_write_reply(struct negotiation *n, struct lws *wsi);
+/* The client's HTTP connection closed before the answer went out. */
+void core_negotiate_abandon(struct negotiation *n);
+
+/* Removes and returns the negotiation for this token, or NULL (unknown or expired).
+ * The caller owns it and frees it with core_negotiation_free. */
+struct negotiation *core_negotiation_take(struct relay *relay, const char *token);
+void core_negotiation_free(struct negotiation *n);
+
+/* Frees every negotiation still waiting (relay shutdown). */
+void core_negotiations_clear(struct relay *relay);
+
+#endif

@@ -1,0 +1,296 @@
+/* http.c - request reading and short responses on the relay's HTTP side (see http.h). */
+#include "http.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "relay.h"
+
+static const struct {
+    enum lws_token_indexes token;
+    enum http_method method;
+} method_tokens[] = {
+    { WSI_TOKEN_GET_URI, HTTP_GET },
+    { WSI_TOKEN_POST_URI, HTTP_POST },
+    { WSI_TOKEN_OPTIONS_URI, HTTP_OPTIONS },
+    { WSI_TOKEN_DELETE_URI, HTTP_DELETE },
+    { WSI_TOKEN_PUT_URI, HTTP_PUT },
+    { WSI_TOKEN_PATCH_URI, HTTP_PATCH },
+    { WSI_TOKEN_HEAD_URI, HTTP_HEAD },
+};
+
+enum http_method http_request_method(struct lws *wsi)
+{
+    for (size_t i = 0; i < sizeof method_tokens / sizeof method_tokens[0]; i++)
+        if (lws_hdr_total_length(wsi, method_tokens[i].token) > 0)
+            return method_tokens[i].method;
+    return HTTP_OTHER;
+}
+
+const char *http_method_name(enum http_method m)
+{
+    static const char *names[] = { "OTHER", "GET", "POST", "OPTIONS", "DELETE", "PUT", "PATCH", "HEAD" };
+    return names[m];
+}
+
+bool http_request_path(struct lws *wsi, char *out, size_t len)
+{
+    for (size_t i = 0; i < sizeof method_tokens / sizeof method_tokens[0]; i++) {
+        int n = lws_hdr_total_length(wsi, method_tokens[i].token);
+        if (n <= 0)
+            continue;
+        if ((size_t)n >= len)
+            return false;
+        return lws_hdr_copy(wsi, out, (int)len, method_tokens[i].token) >= 0;
+    }
+    return false;
+}
+
+int http_header(struct lws *wsi, enum lws_token_indexes token, char *out, size_t len)
+{
+    int n = lws_hdr_total_length(wsi, token);
+    if (n <= 0 || (size_t)n >= len)
+        return -1;
+    return lws_hdr_copy(wsi, out, (int)len, token);
+}
+
+/* Visits each "name=value" query fragment; stops early when visit returns false. */
+static void for_each_query_arg(struct lws *wsi, bool (*visit)(void *ctx, const char *name, size_t name_len,
+                                                            const char *value), void *ctx)
+{
+    char frag[4096];
+    for (int i = 0;; i++) {
+        int n = lws_hdr_copy_fragment(wsi, frag, sizeof frag, WSI_TOKEN_HTTP_URI_ARGS, i);
+        if (n < 0)
+            break;
+        const char *eq = memchr(frag, '=', (size_t)n);
+        size_t name_len = eq ? (size_t)(eq - frag) : (size_t)n;
+        if (!visit(ctx, frag, name_len, eq ? eq + 1 : ""))
+            break;
+    }
+}
+
+struct arg_lookup {
+    const char *name;
+    char *out;
+    size_t len;
+    int found;
+};
+
+static bool match_arg(void *ctx, const char *name, size_t name_len, const char *value)
+{
+    struct arg_lookup *l = ctx;
+    if (strlen(l->name) != name_len || strncasecmp(l->name, name, name_len) != 0)
+        return true;
+    size_t vlen = strlen(value);
+    if (vlen < l->len) {
+        memcpy(l->out, value, vlen + 1);
+        l->found = (int)vlen;
+    }
+    return false;
+}
+
+int http_query_arg(struct lws *wsi, const char *name, char *out, size_t len)
+{
+    struct arg_lookup l = { name, out, len, -1 };
+    for_each_query_arg(wsi, match_arg, &l);
+    return l.found;
+}
+
+struct arg_forward {
+    struct buf *out;
+    const char *const *skip;
+    size_t skip_count;
+    bool ok;
+};
+
+static bool append_encoded(struct buf *out, const char *s, size_t len)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)s[i];
+        bool plain = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+                     c == '-' || c == '_' || c == '.' || c == '~';
+        if (plain ? !buf_append_byte(out, (char)c)
+                  : !buf_append(out, (char[]){ '%', hex[c >> 4], hex[c & 15] }, 3))
+            return false;
+    }
+    return true;
+}
+
+static bool forward_arg(void *ctx, const char *name, size_t name_len, const char *value)
+{
+    struct arg_forward *f = ctx;
+    for (size_t i = 0; i < f->skip_count; i++)
+        if (strlen(f->skip[i]) == name_len && strncasecmp(f->skip[i], name, name_len) == 0)
+            return true;
+    f->ok = buf_append_byte(f->out, '&') && append_encoded(f->out, name, name_len) &&
+            buf_append_byte(f->out, '=') && append_encoded(f->out, value, strlen(value));
+    return f->ok;
+}
+
+bool http_query_forward(struct lws *wsi, struct buf *out, const char *const *skip, size_t skip_count)
+{
+    struct arg_forward f = { out, skip, skip_count, true };
+    for_each_query_arg(wsi, forward_arg, &f);
+    return f.ok;
+}
+
+static const struct {
+    const char *name;              /* as lws wants it for writing, with the colon */
+    enum lws_token_indexes token;  /* or WSI_TOKEN_COUNT for a custom header */
+} forwarded_headers[] = {
+    { "authorization:", WSI_TOKEN_HTTP_AUTHORIZATION },
+    { "cookie:", WSI_TOKEN_HTTP_COOKIE },
+    { "user-agent:", WSI_TOKEN_HTTP_USER_AGENT },
+    { "accept-language:", WSI_TOKEN_HTTP_ACCEPT_LANGUAGE },
+    { "origin:", WSI_TOKEN_ORIGIN },
+    { "x-signalr-user-agent:", WSI_TOKEN_COUNT },
+    { "x-requested-with:", WSI_TOKEN_COUNT },
+};
+
+static int copy_custom_header(struct lws *wsi, const char *name, char *out, size_t len)
+{
+    int nlen = (int)strlen(name);
+    int n = lws_hdr_custom_length(wsi, name, nlen);
+    if (n <= 0 || (size_t)n >= len)
+        return -1;
+    return lws_hdr_custom_copy(wsi, out, (int)len, name, nlen);
+}
+
+void header_list_capture(struct header_list *list, struct lws *wsi)
+{
+    buf_init(&list->pairs);
+    char value[8192];
+    for (size_t i = 0; i < sizeof forwarded_headers / sizeof forwarded_headers[0]; i++) {
+        const char *name = forwarded_headers[i].name;
+        int n = forwarded_headers[i].token == WSI_TOKEN_COUNT
+                    ? copy_custom_header(wsi, name, value, sizeof value)
+                    : http_header(wsi, forwarded_headers[i].token, value, sizeof value);
+        if (n <= 0)
+            continue;
+        if (!buf_append(&list->pairs, name, strlen(name) + 1) || !buf_append(&list->pairs, value, (size_t)n + 1))
+            return; /* out of memory: forward what fitted */
+    }
+}
+
+bool header_list_copy(struct header_list *dst, const struct header_list *src)
+{
+    buf_init(&dst->pairs);
+    return buf_append(&dst->pairs, src->pairs.data, src->pairs.len);
+}
+
+void header_list_free(struct header_list *list)
+{
+    buf_free(&list->pairs);
+}
+
+const char *header_list_get(const struct header_list *list, const char *name)
+{
+    const char *p = list->pairs.data, *end = p + list->pairs.len;
+    while (p && p < end) {
+        const char *value = p + strlen(p) + 1;
+        if (strcmp(p, name) == 0)
+            return value;
+        p = value + strlen(value) + 1;
+    }
+    return NULL;
+}
+
+void http_forwarded_for(struct lws *wsi, char *out, size_t len)
+{
+    char peer[64] = "";
+    lws_get_peer_simple(wsi, peer, sizeof peer);
+    char earlier[256];
+    if (http_header(wsi, WSI_TOKEN_X_FORWARDED_FOR, earlier, sizeof earlier) > 0)
+        snprintf(out, len, "%s, %s", earlier, peer);
+    else
+        snprintf(out, len, "%s", peer);
+}
+
+bool http_allowed_origin(const struct relay *relay, struct lws *wsi, char *out, size_t len)
+{
+    if (relay->cfg->cors_origin_count == 0 || http_header(wsi, WSI_TOKEN_ORIGIN, out, len) <= 0)
+        return false;
+    for (size_t i = 0; i < relay->cfg->cors_origin_count; i++)
+        if (strcmp(relay->cfg->cors_origins[i], out) == 0)
+            return true;
+    return false;
+}
+
+bool http_add_cors_headers(const struct relay *relay, struct lws *wsi, unsigned char **p, unsigned char *end)
+{
+    char origin[256];
+    if (!http_allowed_origin(relay, wsi, origin, sizeof origin))
+        return true;
+    return !lws_add_http_header_by_name(wsi, (const unsigned char *)"access-control-allow-origin:",
+                                        (const unsigned char *)origin, (int)strlen(origin), p, end) &&
+           !lws_add_http_header_by_name(wsi, (const unsigned char *)"access-control-allow-credentials:",
+                                        (const unsigned char *)"true", 4, p, end) &&
+           !lws_add_http_header_by_name(wsi, (const unsigned char *)"vary:",
+                                        (const unsigned char *)"Origin", 6, p, end);
+}
+
+static int finish_transaction(struct lws *wsi)
+{
+    return lws_http_transaction_completed(wsi) ? -1 : 0;
+}
+
+int http_write_response(struct relay *relay, struct lws *wsi, unsigned status, const char *content_type,
+                        const char *body, size_t body_len)
+{
+    unsigned char headers[LWS_PRE + 2048];
+    unsigned char *start = headers + LWS_PRE, *p = start, *end = headers + sizeof headers - 1;
+    if (lws_add_http_common_headers(wsi, status, content_type, (lws_filepos_t)body_len, &p, end) ||
+        lws_add_http_header_by_name(wsi, (const unsigned char *)"cache-control:",
+                                    (const unsigned char *)"no-cache", 8, &p, end) ||
+        !http_add_cors_headers(relay, wsi, &p, end) ||
+        lws_finalize_write_http_header(wsi, start, &p, end))
+        return -1;
+    if (body_len > 0) {
+        /* lws_write needs LWS_PRE bytes of headroom before the payload. */
+        struct buf copy;
+        buf_init(&copy);
+        if (!buf_reserve(&copy, LWS_PRE + body_len)) {
+            buf_free(&copy);
+            return -1;
+        }
+        memcpy(copy.data + LWS_PRE, body, body_len);
+        int written = lws_write(wsi, (unsigned char *)copy.data + LWS_PRE, body_len, LWS_WRITE_HTTP_FINAL);
+        buf_free(&copy);
+        if (written < (int)body_len)
+            return -1;
+    }
+    return 0;
+}
+
+int http_respond(struct relay *relay, struct lws *wsi, unsigned status, const char *content_type,
+                 const char *body, size_t body_len)
+{
+    if (http_write_response(relay, wsi, status, content_type, body, body_len) != 0)
+        return -1;
+    return finish_transaction(wsi);
+}
+
+int http_respond_preflight(struct relay *relay, struct lws *wsi)
+{
+    char origin[256];
+    if (!http_allowed_origin(relay, wsi, origin, sizeof origin))
+        return http_respond(relay, wsi, 403, "text/plain", "Origin not allowed", 18);
+    char requested[512] = "";
+    http_header(wsi, WSI_TOKEN_HTTP_AC_REQUEST_HEADERS, requested, sizeof requested);
+    unsigned char headers[LWS_PRE + 2048];
+    unsigned char *start = headers + LWS_PRE, *p = start, *end = headers + sizeof headers - 1;
+    if (lws_add_http_common_headers(wsi, 204, "text/plain", 0, &p, end) ||
+        !http_add_cors_headers(relay, wsi, &p, end) ||
+        lws_add_http_header_by_name(wsi, (const unsigned char *)"access-control-allow-methods:",
+                                    (const unsigned char *)"GET, POST, DELETE, OPTIONS", 26, &p, end) ||
+        (requested[0] && lws_add_http_header_by_name(wsi, (const unsigned char *)"access-control-allow-headers:",
+                                                     (const unsigned char *)requested, (int)strlen(requested), &p, end)) ||
+        lws_add_http_header_by_name(wsi, (const unsigned char *)"access-control-max-age:",
+                                    (const unsigned char *)"600", 3, &p, end) ||
+        lws_finalize_write_http_header(wsi, start, &p, end))
+        return -1;
+    return finish_transaction(wsi);
+}

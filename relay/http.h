@@ -1,0 +1,75 @@
+/* http.h - reading a request and writing a short response on the relay's HTTP side.
+ *
+ * Thin helpers over libwebsockets' header table: the method, headers, query
+ * arguments (looked up case-insensitively, as ASP.NET Core does), the query
+ * re-encoded for forwarding to a backend, CORS from the configured allow-list,
+ * and complete small responses (status, type, body) in one call. */
+#ifndef SR_HTTP_H
+#define SR_HTTP_H
+
+#include <libwebsockets.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "buf.h"
+
+struct relay;
+
+enum http_method { HTTP_OTHER = 0, HTTP_GET, HTTP_POST, HTTP_OPTIONS, HTTP_DELETE, HTTP_PUT, HTTP_PATCH, HTTP_HEAD };
+
+enum http_method http_request_method(struct lws *wsi);
+const char *http_method_name(enum http_method m);
+
+/* Copies the request path (no query) into out. False if absent or too long. */
+bool http_request_path(struct lws *wsi, char *out, size_t len);
+
+/* Copies a header into out (NUL-terminated). Returns its length, or -1 when
+ * absent or longer than out. */
+int http_header(struct lws *wsi, enum lws_token_indexes token, char *out, size_t len);
+
+/* Finds query argument `name` (case-insensitive) and copies its decoded value.
+ * Returns the value's length, or -1 if absent (or too long for out). */
+int http_query_arg(struct lws *wsi, const char *name, char *out, size_t len);
+
+/* Appends every query argument except those named in skip (case-insensitive),
+ * re-encoded, each preceded by '&'. False when out of memory. */
+bool http_query_forward(struct lws *wsi, struct buf *out, const char *const *skip, size_t skip_count);
+
+/* The request headers a backend must see as if the client had come straight
+ * to it (Authorization, Cookie, User-Agent, Origin, ...), captured as
+ * "name:" NUL "value" NUL pairs in an owned buffer. */
+struct header_list {
+    struct buf pairs;
+};
+void header_list_capture(struct header_list *list, struct lws *wsi);
+bool header_list_copy(struct header_list *dst, const struct header_list *src);
+void header_list_free(struct header_list *list);
+/* The value of a captured header ("authorization:"), or NULL. */
+const char *header_list_get(const struct header_list *list, const char *name);
+
+/* The peer's address and any X-Forwarded-For it sent, as the value the relay
+ * forwards ("a, b" when the client came through another proxy). */
+void http_forwarded_for(struct lws *wsi, char *out, size_t len);
+
+/* If the request has an Origin on the configured allow-list, copies it. */
+bool http_allowed_origin(const struct relay *relay, struct lws *wsi, char *out, size_t len);
+
+/* Writes a whole response (headers + body) and completes the transaction.
+ * Adds CORS headers when the Origin is allowed, and Cache-Control: no-cache.
+ * Returns what the lws callback should return. */
+int http_respond(struct relay *relay, struct lws *wsi, unsigned status, const char *content_type,
+                 const char *body, size_t body_len);
+
+/* Writes a whole response without completing the transaction: for refusing
+ * a WebSocket upgrade, after which the callback returns 1. 0 on success. */
+int http_write_response(struct relay *relay, struct lws *wsi, unsigned status, const char *content_type,
+                        const char *body, size_t body_len);
+
+/* Answers a CORS preflight (OPTIONS) from an allowed origin with 204, or 403 otherwise. */
+int http_respond_preflight(struct relay *relay, struct lws *wsi);
+
+/* Adds the CORS headers (when allowed) to a header block being built, e.g. for a WebSocket
+ * upgrade. Returns false if the block is full. */
+bool http_add_cors_headers(const struct relay *relay, struct lws *wsi, unsigned char **p, unsigned char *end);
+
+#endif

@@ -1,0 +1,68 @@
+/* main.c - signalr-relay's entry point: configuration, signals, the event loop. */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <libwebsockets.h>
+
+#include "config.h"
+#include "log.h"
+#include "relay.h"
+
+/* The one thing a signal handler may touch. */
+static struct relay *running_relay;
+
+static void on_signal(int signo)
+{
+    (void)signo;
+    if (running_relay)
+        relay_stop(running_relay);
+}
+
+static void install_signal_handlers(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+}
+
+int main(int argc, char **argv)
+{
+    struct relay_config cfg;
+    char err[512] = "";
+    config_init(&cfg);
+    enum config_result r = config_parse_args(&cfg, argc, argv, err, sizeof err);
+    if (r != CONFIG_OK) {
+        if (r == CONFIG_ERROR)
+            fprintf(stderr, "signalr-relay: %s\n", err);
+        config_free(&cfg);
+        return r == CONFIG_EXIT_SUCCESS ? 0 : 2;
+    }
+    if (cfg.hub_count == 0) {
+        fprintf(stderr, "signalr-relay: no hub configured: give at least one --hub NAME=URL or a --config file.\n\n");
+        config_print_help(stderr);
+        config_free(&cfg);
+        return 2;
+    }
+    log_set_level((enum log_level)cfg.log_level);
+    lws_set_log_level(cfg.log_level >= LOG_DEBUG ? LLL_ERR | LLL_WARN | LLL_NOTICE : LLL_ERR, NULL);
+
+    struct relay relay;
+    if (relay_start(&relay, &cfg) != 0) {
+        relay_destroy(&relay);
+        config_free(&cfg);
+        return 1;
+    }
+    running_relay = &relay;
+    install_signal_handlers();
+    relay_run(&relay);
+    log_info("relay: shutting down");
+    running_relay = NULL;
+    relay_destroy(&relay);
+    config_free(&cfg);
+    return 0;
+}

@@ -1,0 +1,338 @@
+/* relay.c - the lws context, HTTP routing and the timer wheel's one OS timer (see relay.h). */
+#include "relay.h"
+
+#include <openssl/rand.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "backend.h"
+#include "clock.h"
+#include "core_negotiate.h"
+#include "core_session.h"
+#include "http.h"
+#include "log.h"
+
+/* ----------------------------------------------------------- timer wheel */
+
+static void wheel_tick(lws_sorted_usec_list_t *sul);
+
+/* Points the lws timer at the wheel's next expiry, if that is earlier than
+ * where it points now. */
+static void wheel_rearm(struct relay *relay)
+{
+    uint64_t next = timer_wheel_next_expiry(&relay->wheel);
+    if (next == UINT64_MAX || next >= relay->wheel_sul_due)
+        return;
+    uint64_t now = clock_now_ms();
+    uint64_t delay_ms = next > now ? next - now : 0;
+    relay->wheel_sul_due = next;
+    lws_sul_schedule(relay->lws, 0, &relay->wheel_sul, wheel_tick, (lws_usec_t)delay_ms * LWS_US_PER_MS);
+}
+
+static void wheel_tick(lws_sorted_usec_list_t *sul)
+{
+    struct relay *relay = lws_container_of(sul, struct relay, wheel_sul);
+    relay->wheel_sul_due = UINT64_MAX;
+    timer_wheel_run(&relay->wheel, clock_now_ms());
+    wheel_rearm(relay);
+}
+
+void relay_timer_schedule(struct relay *relay, struct timer_entry *e, uint64_t expire_at)
+{
+    timer_schedule(&relay->wheel, e, expire_at);
+    if (expire_at < relay->wheel_sul_due && relay->lws)
+        wheel_rearm(relay);
+}
+
+/* --------------------------------------------------------------- routing */
+
+/* Splits "<prefix>/<hub>[/negotiate][/]" and finds the hub. */
+static const struct hub_route *route_hub(const struct relay *relay, const char *path, bool *negotiate)
+{
+    size_t prefix_len = strlen(relay->cfg->path_prefix);
+    if (strncasecmp(path, relay->cfg->path_prefix, prefix_len) != 0)
+        return NULL;
+    path += prefix_len;
+    if (*path != '/')
+        return NULL;
+    path++;
+    size_t name_len = strcspn(path, "/");
+    const char *rest = path + name_len;
+    *negotiate = false;
+    if (strcasecmp(rest, "/negotiate") == 0 || strcasecmp(rest, "/negotiate/") == 0)
+        *negotiate = true;
+    else if (*rest && strcmp(rest, "/") != 0)
+        return NULL;
+    return config_find_hub(relay->cfg, path, name_len);
+}
+
+static int respond_text(struct relay *relay, struct lws *wsi, unsigned status, const char *text)
+{
+    return http_respond(relay, wsi, status, "text/plain", text, strlen(text));
+}
+
+static int serve_metrics(struct relay *relay, struct lws *wsi)
+{
+    struct buf out;
+    buf_init(&out);
+    relay_render_metrics(relay, &out);
+    int rc = http_respond(relay, wsi, 200, "text/plain; version=0.0.4", out.data, out.len);
+    buf_free(&out);
+    return rc;
+}
+
+/* A request on a hub path that is not a WebSocket upgrade: the Server-Sent
+ * Events and long-polling transports. Answered as the ASP.NET Core server
+ * answers for a transport it does not offer. */
+static int refuse_http_transport(struct relay *relay, struct lws *wsi, enum http_method method)
+{
+    char accept[256] = "";
+    http_header(wsi, WSI_TOKEN_HTTP_ACCEPT, accept, sizeof accept);
+    if (method == HTTP_GET && strstr(accept, "text/event-stream"))
+        return respond_text(relay, wsi, 404, "ServerSentEvents transport not supported by this end point type");
+    if (method == HTTP_GET || method == HTTP_POST || method == HTTP_DELETE)
+        return respond_text(relay, wsi, 404, "LongPolling transport not supported by this end point type");
+    return respond_text(relay, wsi, 405, "");
+}
+
+static int route_http(struct relay *relay, struct lws *wsi)
+{
+    char path[1024];
+    enum http_method method = http_request_method(wsi);
+    if (!http_request_path(wsi, path, sizeof path))
+        return respond_text(relay, wsi, 414, "URI Too Long");
+    if (strcmp(path, "/metrics") == 0 && method == HTTP_GET)
+        return serve_metrics(relay, wsi);
+    bool negotiate;
+    const struct hub_route *hub = route_hub(relay, path, &negotiate);
+    if (!hub)
+        return respond_text(relay, wsi, 404, "Not Found");
+    if (method == HTTP_OPTIONS)
+        return http_respond_preflight(relay, wsi);
+    if (negotiate)
+        return method == HTTP_POST ? core_negotiate_begin(relay, wsi, hub) : respond_text(relay, wsi, 405, "");
+    return refuse_http_transport(relay, wsi, method);
+}
+
+/* LWS_CALLBACK_HTTP_CONFIRM_UPGRADE: accept a WebSocket only for a known hub
+ * and a live negotiate token (or none: skip negotiation). */
+static int confirm_upgrade(struct relay *relay, struct lws *wsi)
+{
+    char path[1024], id[128];
+    bool negotiate;
+    const struct hub_route *hub = http_request_path(wsi, path, sizeof path) ? route_hub(relay, path, &negotiate) : NULL;
+    if (!hub || negotiate)
+        return http_write_response(relay, wsi, 404, "text/plain", "Not Found", 9) ? -1 : 1;
+    struct negotiation *n = NULL;
+    int id_len = http_query_arg(wsi, "id", id, sizeof id);
+    if (id_len > 0) {
+        n = core_negotiation_take(relay, id);
+        if (n && n->hub != hub) {
+            core_negotiation_free(n);
+            n = NULL;
+        }
+        if (!n) {
+            static const char text[] = "No Connection with that ID";
+            return http_write_response(relay, wsi, 404, "text/plain", text, sizeof text - 1) ? -1 : 1;
+        }
+    }
+    struct core_session *s = core_session_create(relay, wsi, hub, n);
+    if (!s)
+        return -1;
+    lws_set_opaque_user_data(wsi, s);
+    return 0;
+}
+
+static struct core_session *session_of(void *owner)
+{
+    return owner && *(enum wsi_role *)owner == WSI_ROLE_CORE_SESSION ? owner : NULL;
+}
+
+static struct negotiation *negotiation_of(void *owner)
+{
+    return owner && *(enum wsi_role *)owner == WSI_ROLE_NEGOTIATION ? owner : NULL;
+}
+
+static void detach_and_destroy(struct lws *wsi, void *owner)
+{
+    lws_set_opaque_user_data(wsi, NULL);
+    struct core_session *s = session_of(owner);
+    struct negotiation *n = negotiation_of(owner);
+    if (s)
+        core_session_destroy(s);
+    else if (n)
+        core_negotiate_abandon(n);
+}
+
+static int server_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in, size_t len)
+{
+    struct relay *relay = lws_context_user(lws_get_context(wsi));
+    void *owner = lws_get_opaque_user_data(wsi);
+    switch (reason) {
+    case LWS_CALLBACK_HTTP:
+        return route_http(relay, wsi);
+    case LWS_CALLBACK_HTTP_WRITEABLE:
+        if (negotiation_of(owner))
+            return core_negotiate_write_reply(owner, wsi);
+        return 0;
+    case LWS_CALLBACK_CLOSED_HTTP:
+        if (negotiation_of(owner))
+            detach_and_destroy(wsi, owner);
+        return 0;
+    case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
+        return confirm_upgrade(relay, wsi);
+    case LWS_CALLBACK_ESTABLISHED:
+        if (session_of(owner))
+            core_session_established(owner);
+        return 0;
+    case LWS_CALLBACK_RECEIVE:
+        return session_of(owner) ? core_session_receive(owner, in, len) : -1;
+    case LWS_CALLBACK_SERVER_WRITEABLE:
+        return session_of(owner) ? core_session_writeable(owner) : 0;
+    case LWS_CALLBACK_CLOSED:
+    case LWS_CALLBACK_WSI_DESTROY:
+        if (owner)
+            detach_and_destroy(wsi, owner);
+        return 0;
+    default:
+        return 0;
+    }
+}
+
+/* ------------------------------------------------------------- lifecycle */
+
+static bool parse_backend_sources(struct relay *relay)
+{
+    const char *list = relay->cfg->backend_source_addresses;
+    if (!list || !*list)
+        return true;
+    for (const char *p = list; *p;) {
+        size_t n = strcspn(p, ",");
+        if (n > 0) {
+            char **grown = realloc(relay->backend_sources, (relay->backend_source_count + 1) * sizeof *grown);
+            if (!grown)
+                return false;
+            relay->backend_sources = grown;
+            if (!(relay->backend_sources[relay->backend_source_count] = strndup(p, n)))
+                return false;
+            relay->backend_source_count++;
+        }
+        p += n + (p[n] == ',');
+    }
+    return true;
+}
+
+const char *relay_next_backend_source(struct relay *relay)
+{
+    if (relay->backend_source_count == 0)
+        return NULL;
+    return relay->backend_sources[relay->backend_source_next++ % relay->backend_source_count];
+}
+
+int relay_start(struct relay *relay, const struct relay_config *cfg)
+{
+    memset(relay, 0, sizeof *relay);
+    relay->cfg = cfg;
+    relay->wheel_sul_due = UINT64_MAX;
+    timer_wheel_init(&relay->wheel, clock_now_ms());
+    list_init_head(&relay->sessions);
+    if (RAND_bytes(relay->dict_seed, sizeof relay->dict_seed) != 1) {
+        log_error("relay: no randomness from OpenSSL");
+        return -1;
+    }
+    dict_init(&relay->negotiations, relay->dict_seed);
+    if (!parse_backend_sources(relay)) {
+        log_error("relay: out of memory");
+        return -1;
+    }
+
+    relay->protocols[0] = (struct lws_protocols){ "http", server_callback, 0, 4096, 0, NULL, 0 };
+    relay->protocols[1] = backend_negotiate_protocol;
+    relay->protocols[2] = backend_link_protocol;
+    relay->protocols[3] = (struct lws_protocols){ NULL, NULL, 0, 0, 0, NULL, 0 };
+
+    struct lws_context_creation_info info;
+    memset(&info, 0, sizeof info);
+    info.options = LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT | LWS_SERVER_OPTION_DISABLE_IPV6;
+    info.port = cfg->listen_port;
+    info.iface = cfg->listen_address;
+    info.protocols = relay->protocols;
+    info.user = relay;
+    info.vhost_name = "default";
+    info.max_http_header_data = 16384;
+    info.max_http_header_pool = 256;
+    info.pt_serv_buf_size = 16384;
+    info.timeout_secs = 20;
+    relay->lws = lws_create_context(&info);
+    if (!relay->lws) {
+        log_error("relay: cannot listen on %s:%d (address in use, or not an address of this machine?)",
+                  cfg->listen_address, cfg->listen_port);
+        return -1;
+    }
+    relay->vhost = lws_get_vhost_by_name(relay->lws, "default");
+    log_info("relay: listening on http://%s:%d%s", cfg->listen_address, cfg->listen_port, cfg->path_prefix);
+    for (size_t i = 0; i < cfg->hub_count; i++)
+        log_info("relay: hub %s at http://%s:%d%s/%s -> %s", cfg->hubs[i].name, cfg->listen_address,
+                 cfg->listen_port, cfg->path_prefix, cfg->hubs[i].name, cfg->hubs[i].backend_url);
+    return 0;
+}
+
+void relay_run(struct relay *relay)
+{
+    while (!relay->stopping && lws_service(relay->lws, 0) >= 0)
+        ;
+}
+
+void relay_stop(struct relay *relay)
+{
+    relay->stopping = true;
+    if (relay->lws)
+        lws_cancel_service(relay->lws);
+}
+
+void relay_destroy(struct relay *relay)
+{
+    if (relay->lws) {
+        lws_sul_cancel(&relay->wheel_sul);
+        lws_context_destroy(relay->lws); /* closes every connection through the callbacks */
+        relay->lws = NULL;
+    }
+    core_negotiations_clear(relay);
+    dict_free(&relay->negotiations);
+    for (unsigned i = 0; i < relay->backend_source_count; i++)
+        free(relay->backend_sources[i]);
+    free(relay->backend_sources);
+}
+
+void relay_render_metrics(struct relay *relay, struct buf *out)
+{
+    const struct relay_stats *s = &relay->stats;
+    char text[2048];
+    int n = snprintf(text, sizeof text,
+        "# signalr-relay metrics\n"
+        "signalr_relay_sessions_active %llu\n"
+        "signalr_relay_sessions_opened_total %llu\n"
+        "signalr_relay_sessions_closed_total %llu\n"
+        "signalr_relay_negotiations_total %llu\n"
+        "signalr_relay_negotiations_pending %zu\n"
+        "signalr_relay_backend_links_active %llu\n"
+        "signalr_relay_backend_failures_total %llu\n"
+        "signalr_relay_messages_to_backend_total %llu\n"
+        "signalr_relay_messages_to_clients_total %llu\n"
+        "signalr_relay_bytes_to_backend_total %llu\n"
+        "signalr_relay_bytes_to_clients_total %llu\n"
+        "signalr_relay_protocol_errors_total %llu\n"
+        "signalr_relay_flow_control_pauses_total %llu\n"
+        "signalr_relay_timers_armed %zu\n"
+        "signalr_relay_os_timers 1\n",
+        (unsigned long long)s->sessions_active, (unsigned long long)s->sessions_opened,
+        (unsigned long long)s->sessions_closed, (unsigned long long)s->negotiations,
+        dict_count(&relay->negotiations), (unsigned long long)s->backend_links_active,
+        (unsigned long long)s->backend_failures, (unsigned long long)s->messages_to_backend,
+        (unsigned long long)s->messages_to_clients, (unsigned long long)s->bytes_to_backend,
+        (unsigned long long)s->bytes_to_clients, (unsigned long long)s->protocol_errors,
+        (unsigned long long)s->flow_control_pauses, timer_wheel_armed(&relay->wheel));
+    buf_append(out, text, n > 0 ? (size_t)n : 0);
+}

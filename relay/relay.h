@@ -1,0 +1,77 @@
+/* relay.h - the relay process: one libwebsockets context, one event loop,
+ * one timer wheel, and the tables that outlive a single request.
+ *
+ * struct relay owns everything the relay holds at run time: the lws context
+ * and vhost, the timer wheel and the one lws scheduled callback that drives
+ * it, the table of negotiated-but-unconnected Core connections, the token
+ * key, and the counters /metrics shows. Nothing of it is global: every
+ * callback finds the relay through lws_context_user(). */
+#ifndef SR_RELAY_H
+#define SR_RELAY_H
+
+#include <libwebsockets.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "buf.h"
+#include "config.h"
+#include "dict.h"
+#include "list.h"
+#include "timer_wheel.h"
+
+struct relay_stats {
+    uint64_t negotiations;
+    uint64_t sessions_opened;
+    uint64_t sessions_closed;
+    uint64_t sessions_active;
+    uint64_t backend_links_active;
+    uint64_t backend_failures;
+    uint64_t messages_to_backend;
+    uint64_t messages_to_clients;
+    uint64_t bytes_to_backend;
+    uint64_t bytes_to_clients;
+    uint64_t protocol_errors;
+    uint64_t flow_control_pauses;
+};
+
+struct relay {
+    const struct relay_config *cfg;
+    struct lws_context *lws;
+    struct lws_vhost *vhost;
+
+    struct timer_wheel wheel;
+    lws_sorted_usec_list_t wheel_sul; /* the process's one OS-level timer */
+    uint64_t wheel_sul_due;           /* when wheel_sul fires next (ms), UINT64_MAX if idle */
+
+    struct dict negotiations;         /* client-facing token -> struct negotiation */
+    uint8_t dict_seed[DICT_SEED_LEN];
+
+    struct list_node sessions;        /* every live struct core_session */
+    unsigned backend_source_next;     /* round robin over cfg backend source addresses */
+    char **backend_sources;           /* parsed cfg->backend_source_addresses */
+    unsigned backend_source_count;
+
+    struct lws_protocols protocols[4]; /* lws keeps a pointer: lives as long as the context */
+    bool stopping;
+    struct relay_stats stats;
+};
+
+/* Creates the lws context and starts listening. Returns 0, or -1 after logging why. */
+int relay_start(struct relay *relay, const struct relay_config *cfg);
+/* Runs the event loop until relay_stop() (e.g. from a signal). */
+void relay_run(struct relay *relay);
+void relay_stop(struct relay *relay);
+/* Closes every connection and frees everything relay_start made. */
+void relay_destroy(struct relay *relay);
+
+/* The one way relay code arms a timer: schedules on the wheel and, if the
+ * deadline is earlier than the lws timer's, moves the lws timer forward. */
+void relay_timer_schedule(struct relay *relay, struct timer_entry *e, uint64_t expire_at);
+
+/* The next local address backend links should bind to, or NULL for the kernel's choice. */
+const char *relay_next_backend_source(struct relay *relay);
+
+/* Renders /metrics (Prometheus text format) into out. */
+void relay_render_metrics(struct relay *relay, struct buf *out);
+
+#endif

@@ -1,0 +1,15 @@
+/* wsi_role.h - what a server-side wsi's opaque user data points at.
+ *
+ * The relay's HTTP/WebSocket callback serves several kinds of request on the
+ * same lws protocol; each kind's state struct starts with this tag so the
+ * callback can tell them apart. */
+#ifndef SR_WSI_ROLE_H
+#define SR_WSI_ROLE_H
+
+enum wsi_role {
+    WSI_ROLE_NONE = 0,
+    WSI_ROLE_NEGOTIATION,  /* struct negotiation: a Core negotiate awaiting the backend */
+    WSI_ROLE_CORE_SESSION, /* struct core_session: a Core client WebSocket */
+};
+
+#endif

@@ -1,0 +1,89 @@
+/* wsmsg.c - WebSocket messages with lws headroom, and queues of them (see wsmsg.h). */
+#include "wsmsg.h"
+
+#include <libwebsockets.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct wsmsg *wsmsg_new(size_t cap, bool binary)
+{
+    if (cap > SIZE_MAX - sizeof(struct wsmsg) - LWS_PRE)
+        return NULL;
+    struct wsmsg *m = malloc(sizeof *m + LWS_PRE + cap);
+    if (!m)
+        return NULL;
+    list_init_node(&m->link);
+    m->len = 0;
+    m->cap = cap;
+    m->binary = binary;
+    m->payload = m->storage + LWS_PRE;
+    return m;
+}
+
+struct wsmsg *wsmsg_append(struct wsmsg *m, const void *data, size_t len)
+{
+    if (len > m->cap - m->len) {
+        size_t cap = m->cap ? m->cap : 256;
+        while (cap - m->len < len) {
+            if (cap > SIZE_MAX / 2)
+                return NULL;
+            cap *= 2;
+        }
+        struct wsmsg *grown = realloc(m, sizeof *m + LWS_PRE + cap);
+        if (!grown)
+            return NULL;
+        m = grown;
+        m->cap = cap;
+        m->payload = m->storage + LWS_PRE;
+    }
+    memcpy(m->payload + m->len, data, len);
+    m->len += len;
+    return m;
+}
+
+struct wsmsg *wsmsg_copy(const void *data, size_t len, bool binary)
+{
+    struct wsmsg *m = wsmsg_new(len, binary);
+    if (m) {
+        memcpy(m->payload, data, len);
+        m->len = len;
+    }
+    return m;
+}
+
+void wsmsg_free(struct wsmsg *m)
+{
+    free(m);
+}
+
+void msg_queue_init(struct msg_queue *q)
+{
+    list_init_head(&q->head);
+    q->bytes = 0;
+    q->count = 0;
+}
+
+void msg_queue_push(struct msg_queue *q, struct wsmsg *m)
+{
+    list_push_back(&q->head, &m->link);
+    q->bytes += m->len;
+    q->count++;
+}
+
+struct wsmsg *msg_queue_pop(struct msg_queue *q)
+{
+    if (list_is_empty(&q->head))
+        return NULL;
+    struct wsmsg *m = list_container_of(q->head.next, struct wsmsg, link);
+    list_unlink(&m->link);
+    q->bytes -= m->len;
+    q->count--;
+    return m;
+}
+
+void msg_queue_clear(struct msg_queue *q)
+{
+    struct wsmsg *m;
+    while ((m = msg_queue_pop(q)) != NULL)
+        wsmsg_free(m);
+}

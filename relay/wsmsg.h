@@ -1,0 +1,44 @@
+/* wsmsg.h - one whole WebSocket message on its way from one peer to the other.
+ *
+ * Allocated once with LWS_PRE bytes of headroom in front of the payload, as
+ * lws_write() needs, so a message received from one side is queued and written
+ * to the other side without another copy. A msg_queue owns the messages on it;
+ * the total byte count drives flow control. */
+#ifndef SR_WSMSG_H
+#define SR_WSMSG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "list.h"
+
+struct wsmsg {
+    struct list_node link;
+    size_t len;
+    size_t cap;          /* payload capacity (excluding headroom) */
+    bool binary;
+    unsigned char *payload; /* = storage + LWS_PRE */
+    unsigned char storage[];
+};
+
+/* A message with room for cap payload bytes; NULL when out of memory. */
+struct wsmsg *wsmsg_new(size_t cap, bool binary);
+/* Appends bytes, growing the message; returns the (possibly moved) message or
+ * NULL on failure (the old message is then still valid and still owned by the caller). */
+struct wsmsg *wsmsg_append(struct wsmsg *m, const void *data, size_t len);
+struct wsmsg *wsmsg_copy(const void *data, size_t len, bool binary);
+void wsmsg_free(struct wsmsg *m);
+
+struct msg_queue {
+    struct list_node head;
+    size_t bytes;
+    size_t count;
+};
+
+void msg_queue_init(struct msg_queue *q);
+void msg_queue_push(struct msg_queue *q, struct wsmsg *m);
+struct wsmsg *msg_queue_pop(struct msg_queue *q);
+void msg_queue_clear(struct msg_queue *q);
+static inline bool msg_queue_is_empty(const struct msg_queue *q) { return q->count == 0; }
+
+#endif

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# run.sh - builds signalr-relay and runs it.
+#
+#   scripts/run.sh                      no arguments: also builds and starts the sample ASP.NET Core
+#                                       backend from tests/backend on a free loopback port, puts the
+#                                       relay in front of it on 127.0.0.1:8080 (RELAY_PORT to change),
+#                                       prints the URLs to use, and stops both on Ctrl-C
+#   scripts/run.sh --hub chat=http://127.0.0.1:5000/chat [...]
+#   scripts/run.sh --config relay.json  with arguments: the relay alone, against your backends
+#                                       (see scripts/run.sh --help for every flag)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+
+scripts/install-deps.sh >&2
+cmake -S "$root" -B "$root/build/release" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build "$root/build/release" -j"$(nproc 2>/dev/null || echo 2)" --target signalr-relay >/dev/null
+relay="$root/build/release/signalr-relay"
+
+if [ $# -gt 0 ]; then
+  exec "$relay" "$@"
+fi
+
+source scripts/lib/backend.sh
+echo "building the sample backend (tests/backend)..." >&2
+backend_build
+backend_start >&2
+trap backend_stop EXIT
+port=${RELAY_PORT:-8080}
+cat >&2 <<TXT
+
+signalr-relay on http://127.0.0.1:$port in front of the sample backend ($BACKEND_URL):
+  ASP.NET Core SignalR clients:  http://127.0.0.1:$port/chat   (also /status, /secure)
+  metrics:                       http://127.0.0.1:$port/metrics
+Ctrl-C stops the relay and the backend.
+
+TXT
+"$relay" --listen "127.0.0.1:$port" --hub "chat=$BACKEND_URL/chat" --hub "status=$BACKEND_URL/status" \
+  --hub "secure=$BACKEND_URL/secure" &
+relay_pid=$!
+trap 'kill -TERM $relay_pid 2>/dev/null; wait $relay_pid 2>/dev/null; backend_stop' EXIT
+trap 'exit 0' INT TERM
+wait $relay_pid

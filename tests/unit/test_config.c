@@ -1,0 +1,132 @@
+/* test_config.c - the relay's flags and config file: defaults, parsing, clear errors. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "config.h"
+
+static enum config_result parse(struct relay_config *cfg, char *err, size_t err_len, int argc, char **argv)
+{
+    config_init(cfg);
+    return config_parse_args(cfg, argc, argv, err, err_len);
+}
+
+static void test_defaults_and_hubs(void)
+{
+    struct relay_config cfg;
+    char err[512] = "";
+    char *argv[] = { "relay", "--hub", "chat=http://127.0.0.1:5000/chat/", "--hub=Status=https://backend.example/hubs/status",
+                     "--listen", "0.0.0.0:9000", "--path-prefix", "/rt/", "--keepalive", "7.5",
+                     "--max-message-size", "64K", "--cors-origin", "https://app.example" };
+    CHECK_EQ_INT(parse(&cfg, err, sizeof err, 14, argv), CONFIG_OK);
+    CHECK_EQ_INT(cfg.hub_count, 2);
+    CHECK(strcmp(cfg.hubs[0].backend_host, "127.0.0.1") == 0);
+    CHECK_EQ_INT(cfg.hubs[0].backend_port, 5000);
+    CHECK(strcmp(cfg.hubs[0].backend_path, "/chat") == 0);
+    CHECK(!cfg.hubs[0].backend_tls);
+    CHECK(cfg.hubs[1].backend_tls);
+    CHECK_EQ_INT(cfg.hubs[1].backend_port, 443);
+    CHECK(strcmp(cfg.hubs[1].backend_path, "/hubs/status") == 0);
+    CHECK(config_find_hub(&cfg, "STATUS", 6) == &cfg.hubs[1]);
+    CHECK(config_find_hub(&cfg, "stat", 4) == NULL);
+    CHECK(strcmp(cfg.listen_address, "0.0.0.0") == 0);
+    CHECK_EQ_INT(cfg.listen_port, 9000);
+    CHECK(strcmp(cfg.path_prefix, "/rt") == 0);
+    CHECK_EQ_INT(cfg.keepalive_ms, 7500);
+    CHECK_EQ_INT(cfg.client_timeout_ms, 30000);
+    CHECK_EQ_INT(cfg.max_message_bytes, 65536);
+    CHECK_EQ_INT(cfg.cors_origin_count, 1);
+    config_free(&cfg);
+
+    char *defaults[] = { "relay" };
+    CHECK_EQ_INT(parse(&cfg, err, sizeof err, 1, defaults), CONFIG_OK);
+    CHECK(strcmp(cfg.listen_address, "127.0.0.1") == 0);
+    CHECK_EQ_INT(cfg.listen_port, 8080);
+    CHECK_EQ_INT(cfg.hub_count, 0);
+    config_free(&cfg);
+}
+
+static void expect_error(const char *contains, int argc, char **argv)
+{
+    struct relay_config cfg;
+    char err[512] = "";
+    CHECK_EQ_INT(parse(&cfg, err, sizeof err, argc, argv), CONFIG_ERROR);
+    if (!strstr(err, contains)) {
+        check_failures++;
+        fprintf(stderr, "error '%s' does not mention '%s'\n", err, contains);
+    }
+    config_free(&cfg);
+}
+
+static void test_errors(void)
+{
+    expect_error("unknown option '--bogus'", 2, (char *[]){ "relay", "--bogus=1" });
+    expect_error("needs a value", 2, (char *[]){ "relay", "--hub" });
+    expect_error("NAME=BACKEND_URL", 3, (char *[]){ "relay", "--hub", "chat" });
+    expect_error("must start with http://", 3, (char *[]){ "relay", "--hub", "chat=ftp://x/chat" });
+    expect_error("no hub path", 3, (char *[]){ "relay", "--hub", "chat=http://127.0.0.1:5000" });
+    expect_error("bad port", 3, (char *[]){ "relay", "--hub", "chat=http://127.0.0.1:99999/chat" });
+    expect_error("configured twice", 5, (char *[]){ "relay", "--hub", "chat=http://a/chat", "--hub", "CHAT=http://b/chat" });
+    expect_error("hub name", 3, (char *[]){ "relay", "--hub", "c/h=http://a/chat" });
+    expect_error("ADDRESS:PORT", 3, (char *[]){ "relay", "--listen", "8080" });
+    expect_error("seconds", 3, (char *[]){ "relay", "--keepalive", "-1" });
+    expect_error("size", 3, (char *[]){ "relay", "--max-message-size", "12" });
+    expect_error("log-level", 3, (char *[]){ "relay", "--log-level", "loud" });
+    expect_error("unexpected argument", 2, (char *[]){ "relay", "chat" });
+    expect_error("cannot read config file", 3, (char *[]){ "relay", "--config", "/nonexistent/relay.json" });
+}
+
+static const char *write_temp(const char *text)
+{
+    static char path[64];
+    snprintf(path, sizeof path, "/tmp/sr-config-XXXXXX");
+    int fd = mkstemp(path);
+    if (fd < 0)
+        return NULL;
+    ssize_t n = write(fd, text, strlen(text));
+    close(fd);
+    return n == (ssize_t)strlen(text) ? path : NULL;
+}
+
+static void test_config_file(void)
+{
+    const char *path = write_temp("{\"listen\":\"127.0.0.1:7000\",\"hubs\":{\"chat\":\"http://127.0.0.1:5000/chat\"},"
+                                  "\"cors-origins\":[\"https://a.example\",\"https://b.example\"],\"keepalive\":5,"
+                                  "\"log-level\":\"warn\"}");
+    CHECK(path != NULL);
+    struct relay_config cfg;
+    char err[512] = "";
+    /* A flag after --config overrides the file. */
+    char *argv[] = { "relay", "--config", (char *)path, "--listen", "127.0.0.1:7001" };
+    CHECK_EQ_INT(parse(&cfg, err, sizeof err, 5, argv), CONFIG_OK);
+    CHECK_EQ_INT(cfg.hub_count, 1);
+    CHECK_EQ_INT(cfg.listen_port, 7001);
+    CHECK_EQ_INT(cfg.keepalive_ms, 5000);
+    CHECK_EQ_INT(cfg.cors_origin_count, 2);
+    CHECK_EQ_INT(cfg.log_level, 1);
+    config_free(&cfg);
+    unlink(path);
+
+    path = write_temp("{\"hubs\":[\"chat\"]}");
+    char *argv2[] = { "relay", "--config", (char *)path };
+    CHECK_EQ_INT(parse(&cfg, err, sizeof err, 3, argv2), CONFIG_ERROR);
+    CHECK(strstr(err, "\"hubs\" must be an object") != NULL);
+    config_free(&cfg);
+    unlink(path);
+
+    path = write_temp("{\"listen\": 12,");
+    char *argv3[] = { "relay", "--config", (char *)path };
+    CHECK_EQ_INT(parse(&cfg, err, sizeof err, 3, argv3), CONFIG_ERROR);
+    CHECK(strstr(err, "not a JSON object") != NULL);
+    config_free(&cfg);
+    unlink(path);
+}
+
+int main(void)
+{
+    test_defaults_and_hubs();
+    test_errors();
+    test_config_file();
+    return test_main_result("test_config");
+}

@@ -1,0 +1,50 @@
+/* test_core_peek.c - finding Ping and Close among whole Core messages without forwarding changes. */
+#include "check.h"
+#include "core_peek.h"
+
+static unsigned kinds_of(int binary, const char *data, size_t len, enum proto_status *st)
+{
+    unsigned kinds = 0;
+    *st = core_peek_kinds(binary, data, len, &kinds, NULL);
+    return kinds;
+}
+
+int main(void)
+{
+    enum proto_status st;
+    /* Server order (type first): the fast path. */
+    const char server[] = "{\"type\":1,\"target\":\"x\",\"arguments\":[]}\x1e{\"type\":7,\"error\":\"bye\"}\x1e";
+    unsigned k = kinds_of(0, server, sizeof server - 1, &st);
+    CHECK_EQ_INT(st, PROTO_OK);
+    CHECK_EQ_INT(k, CORE_KIND_BIT(HUB_MSG_INVOCATION) | CORE_KIND_BIT(HUB_MSG_CLOSE));
+    /* Client order (type last): decoded fully. */
+    const char client[] = "{\"arguments\":[1],\"invocationId\":\"0\",\"target\":\"Add\",\"type\":1}\x1e{\"type\":6}\x1e";
+    k = kinds_of(0, client, sizeof client - 1, &st);
+    CHECK_EQ_INT(k, CORE_KIND_BIT(HUB_MSG_INVOCATION) | CORE_KIND_BIT(HUB_MSG_PING));
+    /* A type beyond 9 (e.g. 10) is not mistaken for 1. */
+    const char ten[] = "{\"type\":10}\x1e";
+    k = kinds_of(0, ten, sizeof ten - 1, &st);
+    CHECK_EQ_INT(st, PROTO_OK);
+    CHECK_EQ_INT(k, 0);
+    /* A partial record is reported, not guessed. */
+    k = kinds_of(0, "{\"type\":6}", 10, &st);
+    CHECK_EQ_INT(st, PROTO_INCOMPLETE);
+    /* Malformed JSON. */
+    k = kinds_of(0, "{\"arguments\":[}\x1e", 16, &st);
+    CHECK(proto_status_is_error(st));
+
+    /* MessagePack: Ping (02 91 06), Close with error (spec E6), 3-element Close. */
+    const char mp[] = "\x02\x91\x06"
+                      "\x04\x93\x07\xc0\xc2";
+    k = kinds_of(1, mp, sizeof mp - 1, &st);
+    CHECK_EQ_INT(st, PROTO_OK);
+    CHECK_EQ_INT(k, CORE_KIND_BIT(HUB_MSG_PING) | CORE_KIND_BIT(HUB_MSG_CLOSE));
+    /* Completion with result 42 (spec E4). */
+    const char completion[] = "\x07\x95\x03\x80\xa1\x30\x03\x2a";
+    k = kinds_of(1, completion, sizeof completion - 1, &st);
+    CHECK_EQ_INT(k, CORE_KIND_BIT(HUB_MSG_COMPLETION));
+    /* Truncated frame. */
+    k = kinds_of(1, "\x07\x95\x03", 3, &st);
+    CHECK_EQ_INT(st, PROTO_INCOMPLETE);
+    return test_main_result("test_core_peek");
+}
