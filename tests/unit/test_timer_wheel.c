@@ -476,6 +476,11 @@ static void test_callback_schedules_for_now(void)
     CHECK_EQ_INT(c.fired, 1);
 }
 
+static void free_probe(struct timer_entry *t)
+{
+    free(list_container_of(t, struct probe, timer));
+}
+
 static void test_nested_run_and_self_free(void)
 {
     static struct timer_wheel w;
@@ -495,7 +500,7 @@ static void test_nested_run_and_self_free(void)
     if (!heap)
         return;
     probe_init(heap, &w, &clock);
-    heap->timer.cb = (timer_cb)free; /* the entry is the first member */
+    heap->timer.cb = free_probe;
     timer_schedule(&w, &heap->timer, 2);
     CHECK_EQ_INT(run_at(&w, &clock, 2), 1);
 }
