@@ -54,7 +54,7 @@ struct timer_entry {
     uint64_t expire_at;         /* requested deadline, ms */
     timer_cb cb;
     struct timer_wheel *wheel;  /* the wheel it is armed in; NULL when unarmed */
-    uint32_t where;             /* which list holds it (slot index or a TIMER_WHERE_*) */
+    uint32_t where;             /* slot index or overflow (on the due list: the slot it left) */
 };
 
 struct timer_wheel {
