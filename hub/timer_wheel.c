@@ -109,6 +109,7 @@ static void replace_all(struct timer_wheel *w, struct list_node *pending)
         struct timer_entry *e = list_container_of(pending->next, struct timer_entry, link);
         list_unlink(&e->link);
         place(w, e);
+        w->cascaded++;
     }
 }
 
@@ -191,6 +192,7 @@ void timer_wheel_init(struct timer_wheel *w, uint64_t now)
 {
     w->now = now;
     w->armed = 0;
+    w->cascaded = 0;
     w->running = false;
     for (unsigned l = 0; l < TIMER_WHEEL_LEVELS; l++) {
         w->occupied[l] = 0;

@@ -20,7 +20,11 @@
  * Costs: schedule, reschedule and cancel are O(1); a run costs O(slots that
  * come due + entries cascaded + entries fired), never O(elapsed ms), so a huge
  * jump of `now` is as cheap as a small one. Each entry is cascaded at most
- * TIMER_WHEEL_LEVELS - 1 times in its life.
+ * TIMER_WHEEL_LEVELS - 1 times in its life. Not bounded: the work of one
+ * run. A slot cascades whole in the run that reaches it, and every timer
+ * armed across a 2^18 ms boundary sits in the same level-3 slot, so with N
+ * 15 s keepalives one run every ~262 s moves all N (about 0.25 s for a
+ * million, 20 ms for 100k; tests/bench/bench_timers.c measures it).
  *
  * Re-entrancy: a run first collects every due entry into a list, then calls
  * them one by one. A callback may re-arm itself, cancel or re-arm any other
@@ -62,6 +66,7 @@ struct timer_wheel {
      * been collected, except entries scheduled for it afterwards. */
     uint64_t now;
     size_t armed;
+    uint64_t cascaded; /* entries moved down a level since init (statistics) */
     bool running;
     /* Bit s of occupied[L] is set iff slots[L][s] is non-empty, so finding
      * the next non-empty slot is a count-trailing-zeros, not a scan. */
@@ -109,6 +114,10 @@ uint64_t timer_wheel_next_expiry(const struct timer_wheel *w);
 
 /* Number of armed entries (including ones collected by a run in progress). */
 static inline size_t timer_wheel_armed(const struct timer_wheel *w) { return w->armed; }
+
+/* Entries re-placed from a higher level (or the overflow list) since init:
+ * the work runs do besides firing, for /metrics and benchmarks. */
+static inline uint64_t timer_wheel_cascaded(const struct timer_wheel *w) { return w->cascaded; }
 
 /* Checks every structural invariant (placement of each entry, occupancy
  * bits, back-pointers, the armed count); prints what is wrong to stderr.
