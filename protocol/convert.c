@@ -216,12 +216,13 @@ static enum proto_status timestamp_to_iso(const msgpack_object *o, char *text, s
     int n = snprintf(text, size, "%04d-%02d-%02dT%02d:%02d:%02d", tm.tm_year + 1900,
                      tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
     if (ts.tv_nsec) {
-        char frac[16];
-        snprintf(frac, sizeof frac, ".%09" PRIu32, ts.tv_nsec);
-        size_t flen = strlen(frac);
-        while (frac[flen - 1] == '0')
-            frac[--flen] = '\0';
-        n += snprintf(text + n, size - (size_t)n, "%s", frac);
+        uint32_t fraction = ts.tv_nsec;
+        int digits = 9;
+        while (fraction % 10 == 0) { /* drop trailing zeros: .5, not .500000000 */
+            fraction /= 10;
+            digits--;
+        }
+        n += snprintf(text + n, size - (size_t)n, ".%0*" PRIu32, digits, fraction);
     }
     snprintf(text + n, size - (size_t)n, "Z");
     return PROTO_OK;
