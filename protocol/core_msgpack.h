@@ -18,7 +18,7 @@
  * arguments, item, result, headers and stream ids are the raw MessagePack
  * bytes of their element (PAYLOAD_MSGPACK). The body is first checked by
  * msgpack_check (hostile counts, depth), then the top-level array header is
- * read here and every element is parsed by msgpack_unpack_next(), which
+ * read here and every element is parsed by msgpack-c (msgpack_unpack), which
  * reports where the element ended.
  *
  * Leniency follows the .NET server: extra array elements beyond those a type
