@@ -1,0 +1,46 @@
+/* legacy_cursor.c - "<instance>-<seq>" cursors (see legacy_cursor.h). */
+#include "legacy_cursor.h"
+
+#include <stdio.h>
+
+size_t legacy_cursor_format(char out[LEGACY_CURSOR_MAX], uint32_t instance, uint64_t seq)
+{
+    int n = snprintf(out, LEGACY_CURSOR_MAX, "%x-%llx", (unsigned)instance, (unsigned long long)seq);
+    return n > 0 ? (size_t)n : 0;
+}
+
+/* Lower-case hex without leading zeros (except "0" itself), at most max_digits. */
+static bool parse_hex(const char *p, size_t len, size_t max_digits, uint64_t *out)
+{
+    if (len == 0 || len > max_digits || (len > 1 && p[0] == '0'))
+        return false;
+    uint64_t v = 0;
+    for (size_t i = 0; i < len; i++) {
+        char c = p[i];
+        unsigned d;
+        if (c >= '0' && c <= '9')
+            d = (unsigned)(c - '0');
+        else if (c >= 'a' && c <= 'f')
+            d = (unsigned)(c - 'a' + 10);
+        else
+            return false;
+        v = v << 4 | d;
+    }
+    *out = v;
+    return true;
+}
+
+bool legacy_cursor_parse(struct span text, uint32_t *instance, uint64_t *seq)
+{
+    size_t dash = 0;
+    while (dash < text.len && text.ptr[dash] != '-')
+        dash++;
+    if (dash == text.len)
+        return false;
+    uint64_t inst;
+    if (!parse_hex(text.ptr, dash, 8, &inst) ||
+        !parse_hex(text.ptr + dash + 1, text.len - dash - 1, 16, seq))
+        return false;
+    *instance = (uint32_t)inst;
+    return true;
+}
