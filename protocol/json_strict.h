@@ -14,7 +14,6 @@
 #ifndef SR_JSON_STRICT_H
 #define SR_JSON_STRICT_H
 
-#include <stdbool.h>
 #include <stddef.h>
 
 #include "proto_status.h"
@@ -38,10 +37,5 @@ enum proto_status json_strict_check_text(const char *p, size_t len, int max_dept
  * PROTO_ERR_VALUE if it lies outside [min, max]. */
 enum proto_status json_strict_integer(struct span raw, long long min, long long max,
                                       long long *out, struct proto_error *err);
-
-/* True if a raw JSON string token ("...") contains the escape \u0000. cJSON
- * decodes it into a NUL that would silently cut a C string short, so where a
- * name or id matters we refuse such strings instead. */
-bool json_strict_has_nul_escape(struct span raw);
 
 #endif

@@ -66,7 +66,7 @@ static enum proto_status decode_entry(const char *p, size_t len, struct legacy_h
             else if (cJSON_IsNull(m.value))
                 st = proto_fail(err, PROTO_ERR_TYPE, "hub name must be a string");
             else
-                st = legacy_json_member_text(&m, &scratch, &name, err);
+                st = json_member_string(&m, &scratch, &name, err);
         }
         json_member_release(&m);
     }

@@ -61,7 +61,7 @@ static enum proto_status take_name(const struct json_member *m, struct hub_msg *
         return proto_fail(err, PROTO_ERR_MISSING, missing);
     if (!cJSON_IsString(m->value))
         return proto_fail(err, PROTO_ERR_TYPE, not_string);
-    enum proto_status st = legacy_json_member_text(m, msg, out, err);
+    enum proto_status st = json_member_string(m, msg, out, err);
     if (st == PROTO_OK && out->len == 0)
         return proto_fail(err, PROTO_ERR_VALUE, empty);
     return st;
@@ -89,7 +89,7 @@ static enum proto_status take_id(const struct json_member *m, struct hub_msg *ms
     }
     if (!cJSON_IsString(m->value))
         return proto_fail(err, PROTO_ERR_TYPE, "invocation id (I) must be a string or a number");
-    return legacy_json_member_text(m, msg, &msg->invocation_id, err);
+    return json_member_string(m, msg, &msg->invocation_id, err);
 }
 
 static enum proto_status take_state(const struct json_member *m, struct hub_msg *msg,

@@ -15,37 +15,6 @@ enum proto_status legacy_json_check_text(const char *data, size_t len, struct pr
     return PROTO_OK;
 }
 
-/* raw is a JSON string token cJSON already accepted, so every backslash
- * starts a well-formed escape: two bytes, or six for \uXXXX. */
-static bool raw_string_escapes_nul(struct span raw)
-{
-    const char *p = raw.ptr + 1, *end = raw.ptr + raw.len - 1;
-    while (p < end) {
-        if (*p != '\\') {
-            p++;
-            continue;
-        }
-        ptrdiff_t step = (end - p >= 2 && p[1] == 'u') ? 6 : 2;
-        if (step > end - p)
-            break;
-        if (step == 6 && p[2] == '0' && p[3] == '0' && p[4] == '0' && p[5] == '0')
-            return true;
-        p += step;
-    }
-    return false;
-}
-
-enum proto_status legacy_json_member_text(const struct json_member *m, struct hub_msg *owner,
-                                          struct span *out, struct proto_error *err)
-{
-    enum proto_status st = json_member_string(m, owner, out, err);
-    if (st != PROTO_OK)
-        return st;
-    if (raw_string_escapes_nul(m->raw))
-        return proto_fail(err, PROTO_ERR_VALUE, "name or id contains U+0000");
-    return PROTO_OK;
-}
-
 bool legacy_json_depth_within(const cJSON *item, int max_levels)
 {
     if (!cJSON_IsArray(item) && !cJSON_IsObject(item))

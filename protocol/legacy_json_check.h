@@ -24,11 +24,6 @@
  * allows none inside strings and only those three as whitespace). */
 enum proto_status legacy_json_check_text(const char *data, size_t len, struct proto_error *err);
 
-/* json_member_string, plus: a name or id that contains U+0000 is refused
- * (PROTO_ERR_VALUE), because cJSON would silently cut it at that point. */
-enum proto_status legacy_json_member_text(const struct json_member *m, struct hub_msg *owner,
-                                          struct span *out, struct proto_error *err);
-
 /* True if no path from item down has more than max_levels arrays/objects
  * (item itself counts when it is one). Scalars are always within. */
 bool legacy_json_depth_within(const cJSON *item, int max_levels);
