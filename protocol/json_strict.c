@@ -34,8 +34,9 @@ enum proto_status json_strict_check_text(const char *p, size_t len, int max_dept
             break;
         case '{':
         case '[':
-            if (++depth > max_depth)
-                return proto_fail(err, PROTO_ERR_TOO_DEEP, "JSON nested deeper than 64 levels");
+            if (depth >= max_depth) /* never ++ past max_depth: INT_MAX is allowed */
+                return proto_fail(err, PROTO_ERR_TOO_DEEP, "JSON nested too deeply");
+            depth++;
             break;
         case '}':
         case ']':

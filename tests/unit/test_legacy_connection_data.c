@@ -100,6 +100,8 @@ static void test_errors(void)
     check_fails("[{\"name\":\"chat\xff\"}]", PROTO_ERR_UTF8, NULL);
     check_fails("[{\"name\":\"chat\xc0\xaf\"}]", PROTO_ERR_UTF8, NULL);
     check_fails("[{\"name\":\"chat\x01hub\"}]", PROTO_ERR_SYNTAX, NULL);
+    check_fails("[{\"name\":\"chat\thub\"}]", PROTO_ERR_SYNTAX, NULL);
+    check_fails("[\xef\xbb\xbf{\"name\":\"chathub\"}]", PROTO_ERR_SYNTAX, NULL);
 }
 
 static void test_limits(void)

@@ -144,6 +144,12 @@ static void test_malformed(void)
     FAILS("{\"H\":\"chat\xff\",\"M\":\"Send\"}", PROTO_ERR_UTF8);
     FAILS("{\"H\":\"chathub\",\"M\":\"Send\",\"A\":[\"\xed\xa0\x80\"]}", PROTO_ERR_UTF8);
     FAILS("{\"H\":\"chathub\",\"M\":\"Send\",\"A\":[\"a\x01\"]}", PROTO_ERR_SYNTAX);
+    /* Tab, CR and LF only as white space: A goes to a Core backend as it is,
+     * and System.Text.Json refuses every byte below 0x20 inside a string. */
+    FAILS("{\"H\":\"chathub\",\"M\":\"Send\",\"A\":[\"a\tb\"]}", PROTO_ERR_SYNTAX);
+    FAILS("{\"H\":\"chathub\",\"M\":\"Se\r\nnd\"}", PROTO_ERR_SYNTAX);
+    /* A byte order mark is not white space to Json.NET (nor to System.Text.Json). */
+    FAILS("{\"H\":\xef\xbb\xbf\"chathub\",\"M\":\"Send\"}", PROTO_ERR_SYNTAX);
     /* A NUL byte inside the given length is a control character too. */
     check_fails("{\"H\":\"chat\0hub\",\"M\":\"Send\"}", 28, PROTO_ERR_SYNTAX);
 
