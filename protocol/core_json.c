@@ -207,8 +207,6 @@ static enum proto_status take_string(const struct json_member *m, struct hub_msg
     *out = SPAN_NONE;
     if (!m->value)
         return PROTO_OK;
-    if (json_strict_has_nul_escape(m->raw))
-        return proto_fail(err, PROTO_ERR_VALUE, "string contains U+0000");
     return json_member_string(m, msg, out, err);
 }
 

@@ -22,8 +22,9 @@
  *   - bytes after the closing brace are refused (the server stops reading at
  *     the brace and ignores them);
  *   - a string containing the escape \u0000 is refused where it is a name, id
- *     or error text (cJSON would cut it short); a property *name* with \u0000
- *     is compared only up to the NUL ("type\u0000x" counts as "type");
+ *     or error text (cJSON would cut it short), and so is a property *name*
+ *     containing it anywhere in the record (the server would skip
+ *     "type\u0000x" as an unknown property; cJSON would read it as "type");
  *   - cJSON is laxer than System.Text.Json about number syntax inside payloads
  *     ("01", "1."); such payloads pass through raw and the backend rejects them.
  *   - an unknown `type` is reported as PROTO_UNKNOWN_TYPE after the whole

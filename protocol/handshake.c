@@ -48,23 +48,20 @@ bool hub_protocol_version_supported(enum hub_protocol protocol, int version)
 static enum proto_status member_string(const struct json_member *m, char **owned,
                                        struct span *out, struct proto_error *err)
 {
-    if (json_strict_has_nul_escape(m->raw))
-        return proto_fail(err, PROTO_ERR_VALUE, "string contains U+0000");
-    struct span inner = span_make(m->raw.ptr + 1, m->raw.len - 2);
-    if (!memchr(inner.ptr, '\\', inner.len)) {
-        *out = inner;
-        return PROTO_OK;
+    struct span s;
+    enum proto_status st = json_member_string_view(m, &s, err);
+    if (st != PROTO_OK)
+        return st;
+    if (!json_string_view_borrows_input(m, s)) { /* cJSON's NUL-terminated copy, freed with m */
+        char *copy = malloc(s.len + 1);
+        if (!copy)
+            return proto_fail(err, PROTO_ERR_NOMEM, "out of memory copying a string");
+        memcpy(copy, s.ptr, s.len + 1);
+        free(*owned);
+        *owned = copy;
+        s.ptr = copy;
     }
-    size_t len = strlen(m->value->valuestring);
-    if (!utf8_is_valid(m->value->valuestring, len))
-        return proto_fail(err, PROTO_ERR_UTF8, "string is not valid UTF-8");
-    char *copy = malloc(len + 1);
-    if (!copy)
-        return proto_fail(err, PROTO_ERR_NOMEM, "out of memory copying a string");
-    memcpy(copy, m->value->valuestring, len + 1);
-    free(*owned);
-    *owned = copy;
-    *out = span_make(copy, len);
+    *out = s;
     return PROTO_OK;
 }
 

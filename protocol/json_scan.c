@@ -1,6 +1,7 @@
 /* json_scan.c - top-level JSON object walker with raw value spans (see json_scan.h). */
 #include "json_scan.h"
 
+#include <stdbool.h>
 #include <string.h>
 
 static const char *skip_whitespace(const char *p, const char *end)
@@ -8,6 +9,21 @@ static const char *skip_whitespace(const char *p, const char *end)
     while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
         p++;
     return p;
+}
+
+/* True if a raw JSON string token ("...") contains the escape \u0000. cJSON
+ * decodes it into a NUL that would silently cut the C string short. The token
+ * was accepted by cJSON, so every backslash starts a complete escape. */
+static bool has_nul_escape(struct span raw)
+{
+    for (size_t i = 0; i + 5 < raw.len; i++) {
+        if (raw.ptr[i] != '\\')
+            continue;
+        if (memcmp(raw.ptr + i + 1, "u0000", 5) == 0)
+            return true;
+        i++; /* skip the escaped character, so "\\u0000" is a backslash, not a NUL */
+    }
+    return false;
 }
 
 enum proto_status json_object_begin(struct json_object_iter *it, const char *data, size_t len,
@@ -84,6 +100,10 @@ enum proto_status json_object_next(struct json_object_iter *it, struct json_memb
         json_member_release(m);
         return proto_fail(err, PROTO_ERR_SYNTAX, "invalid JSON object key");
     }
+    if (has_nul_escape(key_raw)) { /* "H\u0000x" would read as "H" */
+        json_member_release(m);
+        return proto_fail(err, PROTO_ERR_VALUE, "JSON object key contains \\u0000");
+    }
     m->key = m->key_item->valuestring;
 
     it->pos = skip_whitespace(it->pos, it->end);
@@ -108,24 +128,34 @@ void json_member_release(struct json_member *m)
     memset(m, 0, sizeof *m);
 }
 
-enum proto_status json_member_string(const struct json_member *m, struct hub_msg *owner,
-                                     struct span *out, struct proto_error *err)
+enum proto_status json_member_string_view(const struct json_member *m, struct span *out,
+                                          struct proto_error *err)
 {
     if (!cJSON_IsString(m->value) || !m->value->valuestring)
         return proto_fail(err, PROTO_ERR_TYPE, "expected a JSON string");
     /* raw is "...": the interior, if it has no escapes, is the value itself. */
-    struct span inner = span_make(m->raw.ptr + 1, m->raw.len - 2);
-    if (!memchr(inner.ptr, '\\', inner.len)) {
-        if (!utf8_is_valid(inner.ptr, inner.len))
-            return proto_fail(err, PROTO_ERR_UTF8, "string is not valid UTF-8");
-        *out = inner;
-        return PROTO_OK;
+    struct span s = span_make(m->raw.ptr + 1, m->raw.len - 2);
+    if (memchr(s.ptr, '\\', s.len)) {
+        if (has_nul_escape(m->raw))
+            return proto_fail(err, PROTO_ERR_VALUE, "JSON string contains \\u0000");
+        s = span_from_cstr(m->value->valuestring);
     }
-    const char *decoded = m->value->valuestring;
-    size_t len = strlen(decoded);
-    if (!utf8_is_valid(decoded, len))
+    if (!utf8_is_valid(s.ptr, s.len))
         return proto_fail(err, PROTO_ERR_UTF8, "string is not valid UTF-8");
-    if (!hub_msg_own_copy(owner, decoded, len, out))
+    *out = s;
+    return PROTO_OK;
+}
+
+enum proto_status json_member_string(const struct json_member *m, struct hub_msg *owner,
+                                     struct span *out, struct proto_error *err)
+{
+    struct span s;
+    enum proto_status st = json_member_string_view(m, &s, err);
+    if (st != PROTO_OK)
+        return st;
+    /* An escaped string lives in m: copy it into memory the owner keeps. */
+    if (!json_string_view_borrows_input(m, s) && !hub_msg_own_copy(owner, s.ptr, s.len, &s))
         return proto_fail(err, PROTO_ERR_NOMEM, "out of memory copying a string");
+    *out = s;
     return PROTO_OK;
 }

@@ -8,9 +8,13 @@
  * value is therefore exactly the bytes cJSON accepted as that value.
  *
  * Nesting depth is bounded by cJSON (CJSON_NESTING_LIMIT); cJSON does not check
- * UTF-8, so json_member_string() does where a string matters (names, ids). */
+ * UTF-8, so json_member_string() does where a string matters (names, ids).
+ * cJSON decodes the escape \u0000 into a NUL that silently ends its C string,
+ * so a key or a string read here that contains it is refused, never cut short. */
 #ifndef SR_JSON_SCAN_H
 #define SR_JSON_SCAN_H
+
+#include <stdbool.h>
 
 #include <cjson/cJSON.h>
 
@@ -39,16 +43,31 @@ enum proto_status json_object_begin(struct json_object_iter *it, const char *dat
 
 /* Fills *m with the next member and returns PROTO_OK, or returns
  * PROTO_INCOMPLETE (used here to mean "no more members": the object ended
- * cleanly), or an error. On PROTO_OK the caller must json_member_release(m). */
+ * cleanly), or an error: PROTO_ERR_VALUE for a key containing \u0000 (a key
+ * "H\u0000x" is not "H"). On PROTO_OK the caller must json_member_release(m). */
 enum proto_status json_object_next(struct json_object_iter *it, struct json_member *m,
                                    struct proto_error *err);
 
 void json_member_release(struct json_member *m);
 
-/* The member's string value as a span: zero-copy into the input when the raw
- * string has no escapes, otherwise an unescaped copy owned by `owner`.
- * Fails with PROTO_ERR_TYPE if the value is not a string and PROTO_ERR_UTF8
- * if its bytes are not valid UTF-8. */
+/* The member's string value as a span, checked but not copied: it points
+ * into the input when the raw string has no escapes, otherwise at the decoded
+ * value inside m (valid until json_member_release). Fails with PROTO_ERR_TYPE
+ * if the value is not a string, PROTO_ERR_VALUE if it contains the escape
+ * \u0000 and PROTO_ERR_UTF8 if its bytes are not valid UTF-8. */
+enum proto_status json_member_string_view(const struct json_member *m, struct span *out,
+                                          struct proto_error *err);
+
+/* True if a span from json_member_string_view points into the input (so it
+ * lives as long as the input, not as long as m). */
+static inline bool json_string_view_borrows_input(const struct json_member *m, struct span s)
+{
+    return s.ptr == m->raw.ptr + 1;
+}
+
+/* json_member_string_view, made to outlive m: zero-copy into the input when
+ * the raw string has no escapes, otherwise an unescaped copy owned by `owner`.
+ * The same errors, and PROTO_ERR_NOMEM. */
 enum proto_status json_member_string(const struct json_member *m, struct hub_msg *owner,
                                      struct span *out, struct proto_error *err);
 

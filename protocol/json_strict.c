@@ -2,6 +2,7 @@
 #include "json_strict.h"
 
 #include <limits.h>
+#include <stdbool.h>
 
 enum proto_status json_strict_check_text(const char *p, size_t len, int max_depth,
                                          struct proto_error *err)
@@ -33,8 +34,9 @@ enum proto_status json_strict_check_text(const char *p, size_t len, int max_dept
             break;
         case '{':
         case '[':
-            if (++depth > max_depth)
-                return proto_fail(err, PROTO_ERR_TOO_DEEP, "JSON nested deeper than 64 levels");
+            if (depth >= max_depth) /* never ++ past max_depth: INT_MAX is allowed */
+                return proto_fail(err, PROTO_ERR_TOO_DEEP, "JSON nested too deeply");
+            depth++;
             break;
         case '}':
         case ']':
@@ -85,17 +87,4 @@ enum proto_status json_strict_integer(struct span raw, long long min, long long 
         return proto_fail(err, PROTO_ERR_VALUE, "integer out of range");
     *out = value;
     return PROTO_OK;
-}
-
-bool json_strict_has_nul_escape(struct span raw)
-{
-    for (size_t i = 0; i + 1 < raw.len; i++) {
-        if (raw.ptr[i] != '\\')
-            continue;
-        if (raw.ptr[i + 1] == 'u' && i + 5 < raw.len && raw.ptr[i + 2] == '0' &&
-            raw.ptr[i + 3] == '0' && raw.ptr[i + 4] == '0' && raw.ptr[i + 5] == '0')
-            return true;
-        i++; /* skip the escaped character, so "\\u0000" (an escaped backslash) is not a NUL */
-    }
-    return false;
 }

@@ -10,11 +10,17 @@
  *
  * json_strict_check_text runs once over a whole message before cJSON sees it:
  * one linear pass, no recursion, so a "[[[[..." bomb of any depth costs O(n)
- * and never reaches cJSON's recursive descent. */
+ * and never reaches cJSON's recursive descent.
+ *
+ * The legacy decoders use the same text check. Json.NET, which the original
+ * 2.x server reads client JSON with, is looser inside strings (it takes raw
+ * control characters) but refuses a byte order mark between tokens as well;
+ * and a legacy client's arguments go on to an ASP.NET Core backend byte for
+ * byte, where a raw tab in a string would make System.Text.Json close the
+ * whole backend link. So one rule serves both; only the depth differs. */
 #ifndef SR_JSON_STRICT_H
 #define SR_JSON_STRICT_H
 
-#include <stdbool.h>
 #include <stddef.h>
 
 #include "proto_status.h"
@@ -28,8 +34,8 @@
  * control character (< 0x20) inside a string or, outside strings, any control
  * character but tab/CR/LF or any byte >= 0x80 (which is how cJSON's looser
  * white space and BOM skipping are kept out), PROTO_ERR_TOO_DEEP for more than
- * max_depth open containers; PROTO_OK otherwise. It does not check the rest of
- * the grammar: cJSON does that. */
+ * max_depth open containers (INT_MAX: no limit of its own); PROTO_OK
+ * otherwise. It does not check the rest of the grammar: cJSON does that. */
 enum proto_status json_strict_check_text(const char *p, size_t len, int max_depth,
                                          struct proto_error *err);
 
@@ -38,10 +44,5 @@ enum proto_status json_strict_check_text(const char *p, size_t len, int max_dept
  * PROTO_ERR_VALUE if it lies outside [min, max]. */
 enum proto_status json_strict_integer(struct span raw, long long min, long long max,
                                       long long *out, struct proto_error *err);
-
-/* True if a raw JSON string token ("...") contains the escape \u0000. cJSON
- * decodes it into a NUL that would silently cut a C string short, so where a
- * name or id matters we refuse such strings instead. */
-bool json_strict_has_nul_escape(struct span raw);
 
 #endif

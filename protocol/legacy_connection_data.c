@@ -5,6 +5,7 @@
  * the name keeps its place in the input (zero-copy when unescaped). */
 #include "legacy_connection_data.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,7 +13,7 @@
 
 #include "hub_msg.h"
 #include "json_scan.h"
-#include "legacy_json_check.h"
+#include "json_strict.h"
 
 void legacy_hub_list_init(struct legacy_hub_list *list)
 {
@@ -66,7 +67,7 @@ static enum proto_status decode_entry(const char *p, size_t len, struct legacy_h
             else if (cJSON_IsNull(m.value))
                 st = proto_fail(err, PROTO_ERR_TYPE, "hub name must be a string");
             else
-                st = legacy_json_member_text(&m, &scratch, &name, err);
+                st = json_member_string(&m, &scratch, &name, err);
         }
         json_member_release(&m);
     }
@@ -132,7 +133,9 @@ enum proto_status legacy_connection_data_decode(const char *data, size_t len,
                                                 struct proto_error *err)
 {
     legacy_hub_list_init(list);
-    enum proto_status st = legacy_json_check_text(data, len, err);
+    /* No depth limit of our own: only the top two levels are read, and
+     * cJSON's nesting limit bounds what it parses below them. */
+    enum proto_status st = json_strict_check_text(data, len, INT_MAX, err);
     if (st != PROTO_OK)
         return st;
     const char *end = data + len;

@@ -38,11 +38,12 @@ int legacy_hub_list_find(const struct legacy_hub_list *list, struct span name);
 /* Decodes URL-decoded connectionData text into *list (which it
  * initialises; release it afterwards whatever the result). Empty or
  * whitespace-only text, `null` and `[]` mean no hubs. Errors:
- *   PROTO_ERR_SYNTAX    not JSON
+ *   PROTO_ERR_SYNTAX    not JSON, or bytes json_strict_check_text refuses
+ *                       (control characters in strings, a BOM between tokens)
  *   PROTO_ERR_TYPE      not an array; an entry not an object; a name not a string
  *   PROTO_ERR_MISSING   an entry without a name
- *   PROTO_ERR_VALUE     empty name, name with U+0000, an entry naming its hub
- *                       twice, or "Duplicate Hub names found."
+ *   PROTO_ERR_VALUE     empty name, \u0000 in a name or in a property name, an
+ *                       entry naming its hub twice, or "Duplicate Hub names found."
  *   PROTO_ERR_TOO_LARGE more than LEGACY_MAX_HUBS entries
  *   PROTO_ERR_UTF8      text not valid UTF-8 */
 enum proto_status legacy_connection_data_decode(const char *data, size_t len,

@@ -1,13 +1,14 @@
 /* legacy_invocation.c - decoding {"H","M","A","I","S"} client invocations (see legacy_invocation.h). */
 #include "legacy_invocation.h"
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stdlib.h>
 
 #include <cjson/cJSON.h>
 
 #include "json_scan.h"
-#include "legacy_json_check.h"
+#include "json_strict.h"
 
 enum member_bit {
     MEMBER_H = 1 << 0,
@@ -53,6 +54,14 @@ static enum proto_status state_length(const cJSON *state, size_t *units, struct 
     return PROTO_OK;
 }
 
+/* True if no path in raw, a value cJSON accepted, has more than max_levels
+ * arrays/objects (raw itself counts when it is one). The whole text passed
+ * json_strict_check_text already, so only the depth can fail here. */
+static bool nests_within(struct span raw, int max_levels)
+{
+    return json_strict_check_text(raw.ptr, raw.len, max_levels, NULL) == PROTO_OK;
+}
+
 static enum proto_status take_name(const struct json_member *m, struct hub_msg *msg,
                                    struct span *out, const char *missing, const char *not_string,
                                    const char *empty, struct proto_error *err)
@@ -61,7 +70,7 @@ static enum proto_status take_name(const struct json_member *m, struct hub_msg *
         return proto_fail(err, PROTO_ERR_MISSING, missing);
     if (!cJSON_IsString(m->value))
         return proto_fail(err, PROTO_ERR_TYPE, not_string);
-    enum proto_status st = legacy_json_member_text(m, msg, out, err);
+    enum proto_status st = json_member_string(m, msg, out, err);
     if (st == PROTO_OK && out->len == 0)
         return proto_fail(err, PROTO_ERR_VALUE, empty);
     return st;
@@ -89,7 +98,7 @@ static enum proto_status take_id(const struct json_member *m, struct hub_msg *ms
     }
     if (!cJSON_IsString(m->value))
         return proto_fail(err, PROTO_ERR_TYPE, "invocation id (I) must be a string or a number");
-    return legacy_json_member_text(m, msg, &msg->invocation_id, err);
+    return json_member_string(m, msg, &msg->invocation_id, err);
 }
 
 static enum proto_status take_state(const struct json_member *m, struct hub_msg *msg,
@@ -99,7 +108,7 @@ static enum proto_status take_state(const struct json_member *m, struct hub_msg 
         return PROTO_OK;
     if (!cJSON_IsObject(m->value))
         return proto_fail(err, PROTO_ERR_TYPE, "hub state (S) must be an object");
-    if (!legacy_json_depth_within(m->value, LEGACY_STATE_MAX_DEPTH))
+    if (!nests_within(m->raw, LEGACY_STATE_MAX_DEPTH))
         return proto_fail(err, PROTO_ERR_TOO_DEEP, "hub state (S) nests too deeply");
     size_t units = 0;
     enum proto_status st = state_length(m->value, &units, err);
@@ -136,12 +145,15 @@ enum proto_status legacy_invocation_decode(const char *data, size_t len, struct 
     unsigned seen = 0;
 
     hub_msg_init(msg);
-    enum proto_status st = legacy_json_check_text(data, len, err);
+    /* Bytes and UTF-8 first, but depth per member once cJSON has read it, so
+     * that an id read before a too-deep member survives (see the header) and
+     * a bomb past cJSON's own limit stays a syntax error. */
+    enum proto_status st = json_strict_check_text(data, len, INT_MAX, err);
     if (st == PROTO_OK)
         st = json_object_begin(&it, data, len, err);
     while (st == PROTO_OK && (st = json_object_next(&it, &m, err)) == PROTO_OK) {
         enum member_bit which = member_of(m.key);
-        if (!legacy_json_depth_within(m.value, LEGACY_INVOCATION_MAX_DEPTH - 1))
+        if (!nests_within(m.raw, LEGACY_INVOCATION_MAX_DEPTH - 1))
             st = proto_fail(err, PROTO_ERR_TOO_DEEP, "invocation nests too deeply");
         else if (which & seen)
             st = proto_fail(err, PROTO_ERR_VALUE, "invocation member given twice");

@@ -43,11 +43,14 @@
  * releases msg with hub_msg_release. On failure msg keeps the fields decoded
  * so far, so a relay that got the invocation id may answer with an error
  * result. Errors:
- *   PROTO_ERR_SYNTAX    not JSON, truncated, trailing bytes, control characters
+ *   PROTO_ERR_SYNTAX    not JSON, truncated, trailing bytes, a control character
+ *                       (tab/CR/LF only between tokens), a byte >= 0x80 or
+ *                       a BOM between tokens (json_strict_check_text)
  *   PROTO_ERR_TYPE      not an object; H/M not strings; A not an array;
  *                       I not a string or number; S not an object
  *   PROTO_ERR_MISSING   no H or no M
- *   PROTO_ERR_VALUE     empty H or M, U+0000 in H/M/I, a member given twice
+ *   PROTO_ERR_VALUE     empty H or M, \u0000 in H/M/I or in any member name,
+ *                       a member given twice
  *   PROTO_ERR_TOO_LARGE S longer than LEGACY_STATE_MAX_CHARS
  *   PROTO_ERR_TOO_DEEP  nesting beyond LEGACY_INVOCATION_MAX_DEPTH or, in S,
  *                       LEGACY_STATE_MAX_DEPTH

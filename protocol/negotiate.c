@@ -172,16 +172,14 @@ enum proto_status negotiate_encode_error(struct span text, struct buf *out,
 
 /* ---- client side --------------------------------------------------------- */
 
-/* Copies a decoded cJSON string into the response's string store. The store
- * is sized to the body once: an unescaped string plus its NUL is always
- * shorter than its quoted form, and the strings of a body never overlap, so
- * it can never run out and spans into it stay valid. */
-static enum proto_status store_string(struct negotiate_response *r, const cJSON *item,
-                                      size_t body_len, struct span *out, struct proto_error *err)
+/* Copies a decoded string into the response's string store. The store is
+ * sized to the body once: an unescaped string plus its NUL is always shorter
+ * than its quoted form, and the strings of a body never overlap, so it can
+ * never run out and spans into it stay valid. */
+static enum proto_status store_string(struct negotiate_response *r, struct span s, size_t body_len,
+                                      struct span *out, struct proto_error *err)
 {
-    const char *s = item->valuestring;
-    size_t len = strlen(s);
-    if (!utf8_is_valid(s, len))
+    if (!utf8_is_valid(s.ptr, s.len))
         return proto_fail(err, PROTO_ERR_UTF8, "string is not valid UTF-8");
     if (!r->strings) {
         r->strings = malloc(body_len + 1);
@@ -189,12 +187,13 @@ static enum proto_status store_string(struct negotiate_response *r, const cJSON 
             return proto_fail(err, PROTO_ERR_NOMEM, "out of memory copying negotiate strings");
         r->strings_cap = body_len + 1;
     }
-    if (len + 1 > r->strings_cap - r->strings_used)
+    if (s.len + 1 > r->strings_cap - r->strings_used)
         return proto_fail(err, PROTO_ERR_TOO_LARGE, "negotiate strings exceed the body size");
     char *dst = r->strings + r->strings_used;
-    memcpy(dst, s, len + 1);
-    r->strings_used += len + 1;
-    *out = span_make(dst, len);
+    memcpy(dst, s.ptr, s.len);
+    dst[s.len] = '\0';
+    r->strings_used += s.len + 1;
+    *out = span_make(dst, s.len);
     return PROTO_OK;
 }
 
@@ -252,7 +251,10 @@ static enum proto_status read_offer(struct response_walk *w, const cJSON *obj,
         return proto_fail(err, PROTO_ERR_MISSING, "Missing required property 'transport'.");
     if (!has_formats)
         return proto_fail(err, PROTO_ERR_MISSING, "Missing required property 'transferFormats'.");
-    enum proto_status st = store_string(w->resp, name, w->body_len, &offer->name, err);
+    /* Nested below the top level: only cJSON's C string is at hand here, so
+     * (unlike the top-level strings) a \u0000 in it is not seen, only cut at. */
+    enum proto_status st = store_string(w->resp, span_from_cstr(name->valuestring), w->body_len,
+                                        &offer->name, err);
     if (st == PROTO_OK)
         offer->transport = transport_bit(offer->name);
     return st;
@@ -289,9 +291,11 @@ static enum proto_status read_string_member(struct response_walk *w, const struc
 {
     if (!cJSON_IsString(m->value))
         return proto_fail(err, PROTO_ERR_TYPE, type_detail);
-    if (json_strict_has_nul_escape(m->raw))
-        return proto_fail(err, PROTO_ERR_VALUE, "string contains U+0000");
-    return store_string(w->resp, m->value, w->body_len, out, err);
+    struct span s;
+    enum proto_status st = json_member_string_view(m, &s, err);
+    if (st != PROTO_OK)
+        return st;
+    return store_string(w->resp, s, w->body_len, out, err);
 }
 
 static enum proto_status read_version(struct negotiate_response *r, const struct json_member *m,

@@ -318,6 +318,10 @@ static void test_tolerance(void)
                    "\"invocationId\":\"\\u0067\",\"target\":\"\\u0068\"}",
                    "{\"type\":5,\"invocationId\":\"g\"}");
 
+    /* an escaped backslash before "u0000" is not a NUL, in a value or a name */
+    check_reencode("{\"type\":1,\"target\":\"a\\\\u0000\",\"arguments\":[],\"\\\\u0000\":1}",
+                   "{\"type\":1,\"target\":\"a\\\\u0000\",\"arguments\":[]}");
+
     /* escapes are decoded and written back escaped the server's way */
     check_reencode("{\"type\":3,\"invocationId\":\"1\",\"error\":\"a\\\"b\\\\c\\nd\\u00e9\"}",
                    "{\"type\":3,\"invocationId\":\"1\",\"error\":\"a\\\"b\\\\c\\nd\xc3\xa9\"}");
@@ -408,6 +412,9 @@ static void test_failures(void)
         { "{\"type\":3,\"invocationId\":\"1\",\"result\":null,\"error\":\"\"}", PROTO_ERR_VALUE },
         /* NUL inside a name/id */
         { "{\"type\":1,\"target\":\"Se\\u0000nd\",\"arguments\":[]}", PROTO_ERR_VALUE },
+        /* NUL inside a property name: refused, never read as the name before it */
+        { "{\"type\\u0000x\":1,\"target\":\"T\",\"arguments\":[]}", PROTO_ERR_VALUE },
+        { "{\"type\":6,\"x\\u0000\":1}", PROTO_ERR_VALUE },
         /* not an object / not JSON / truncated */
         { "", PROTO_ERR_SYNTAX },
         { "   ", PROTO_ERR_SYNTAX },

@@ -66,6 +66,7 @@ static void test_requests(void)
         { "{\"protocol\":null,\"version\":1}", PROTO_ERR_TYPE },
         { "{\"protocol\":1,\"version\":1}", PROTO_ERR_TYPE },
         { "{\"protocol\":\"js\\u0000on\",\"version\":1}", PROTO_ERR_VALUE },
+        { "{\"protocol\\u0000x\":\"json\",\"version\":1}", PROTO_ERR_VALUE }, /* not "protocol" */
         { "{\"protocol\":\"\xff\",\"version\":1}", PROTO_ERR_UTF8 },
         { "[\"json\",1]", PROTO_ERR_TYPE },
         { "", PROTO_ERR_SYNTAX },

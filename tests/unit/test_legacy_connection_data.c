@@ -80,6 +80,7 @@ static void test_errors(void)
     check_fails("[{}]", PROTO_ERR_MISSING, NULL);
     check_fails("[{\"name\":\"\"}]", PROTO_ERR_VALUE, NULL);
     check_fails("[{\"name\":\"chat\\u0000hub\"}]", PROTO_ERR_VALUE, NULL);
+    check_fails("[{\"name\\u0000x\":\"chathub\"}]", PROTO_ERR_VALUE, NULL); /* not "name" */
     check_fails("[{\"name\":null}]", PROTO_ERR_TYPE, NULL);
     check_fails("[{\"name\":42}]", PROTO_ERR_TYPE, NULL);
     check_fails("[\"chathub\"]", PROTO_ERR_TYPE, NULL);
@@ -99,6 +100,8 @@ static void test_errors(void)
     check_fails("[{\"name\":\"chat\xff\"}]", PROTO_ERR_UTF8, NULL);
     check_fails("[{\"name\":\"chat\xc0\xaf\"}]", PROTO_ERR_UTF8, NULL);
     check_fails("[{\"name\":\"chat\x01hub\"}]", PROTO_ERR_SYNTAX, NULL);
+    check_fails("[{\"name\":\"chat\thub\"}]", PROTO_ERR_SYNTAX, NULL);
+    check_fails("[\xef\xbb\xbf{\"name\":\"chathub\"}]", PROTO_ERR_SYNTAX, NULL);
 }
 
 static void test_limits(void)

@@ -79,6 +79,9 @@ static void test_binding_rules(void)
     check_call("{\"H\":\"h\",\"M\":\"m\",\"I\":-17}", "h", "m", NULL, "-17", NULL);
     check_call("{\"H\":\"h\",\"M\":\"m\",\"I\":1.5e3}", "h", "m", NULL, "1.5e3", NULL);
     check_call("{\"H\":\"h\",\"M\":\"m\",\"I\":\"a\\\"b\\u0041\"}", "h", "m", NULL, "a\"bA", NULL);
+    /* An escaped backslash before "u0000" is text, not a NUL. */
+    check_call("{\"H\":\"h\",\"M\":\"m\",\"I\":\"\\\\u0000\",\"\\\\u0000\":1}", "h", "m", NULL,
+               "\\u0000", NULL);
     check_call("{\"H\":\"ch\\u0061thub\",\"M\":\"S\\u00e9nd\"}", "chathub", "S\xc3\xa9nd", NULL, NULL, NULL);
     /* Json.NET falls back to a case-insensitive member match. */
     check_call("{\"h\":\"chathub\",\"m\":\"Add\",\"a\":[1],\"i\":3,\"s\":{}}", "chathub", "Add", "[1]", "3", "{}");
@@ -113,6 +116,9 @@ static void test_malformed(void)
     FAILS("{\"H\":\"chathub\",\"M\":\"\"}", PROTO_ERR_VALUE);
     FAILS("{\"H\":\"chathub\",\"M\":\"Se\\u0000nd\"}", PROTO_ERR_VALUE);
     FAILS("{\"H\":\"chathub\",\"M\":\"Send\",\"I\":\"\\u0000\"}", PROTO_ERR_VALUE);
+    /* ... and in a member name, which must not be read as the name before it */
+    FAILS("{\"H\\u0000x\":\"chathub\",\"M\":\"Send\"}", PROTO_ERR_VALUE);
+    FAILS("{\"H\":\"chathub\",\"M\":\"Send\",\"X\\u0000\":1}", PROTO_ERR_VALUE);
     FAILS("{\"H\":\"chathub\",\"M\":\"Send\",\"A\":\"bob\"}", PROTO_ERR_TYPE);
     FAILS("{\"H\":\"chathub\",\"M\":\"Send\",\"A\":{\"0\":1}}", PROTO_ERR_TYPE);
     FAILS("{\"H\":\"chathub\",\"M\":\"Send\",\"A\":1}", PROTO_ERR_TYPE);
@@ -138,6 +144,12 @@ static void test_malformed(void)
     FAILS("{\"H\":\"chat\xff\",\"M\":\"Send\"}", PROTO_ERR_UTF8);
     FAILS("{\"H\":\"chathub\",\"M\":\"Send\",\"A\":[\"\xed\xa0\x80\"]}", PROTO_ERR_UTF8);
     FAILS("{\"H\":\"chathub\",\"M\":\"Send\",\"A\":[\"a\x01\"]}", PROTO_ERR_SYNTAX);
+    /* Tab, CR and LF only as white space: A goes to a Core backend as it is,
+     * and System.Text.Json refuses every byte below 0x20 inside a string. */
+    FAILS("{\"H\":\"chathub\",\"M\":\"Send\",\"A\":[\"a\tb\"]}", PROTO_ERR_SYNTAX);
+    FAILS("{\"H\":\"chathub\",\"M\":\"Se\r\nnd\"}", PROTO_ERR_SYNTAX);
+    /* A byte order mark is not white space to Json.NET (nor to System.Text.Json). */
+    FAILS("{\"H\":\xef\xbb\xbf\"chathub\",\"M\":\"Send\"}", PROTO_ERR_SYNTAX);
     /* A NUL byte inside the given length is a control character too. */
     check_fails("{\"H\":\"chat\0hub\",\"M\":\"Send\"}", 28, PROTO_ERR_SYNTAX);
 

@@ -210,6 +210,7 @@ static void test_client_decode(void)
         { "{\"negotiateVersion\":1.5,\"connectionId\":\"c\",\"availableTransports\":[]}", PROTO_ERR_TYPE },
         { "{\"useStatefulReconnect\":\"true\",\"connectionId\":\"c\",\"availableTransports\":[]}", PROTO_ERR_TYPE },
         { "{\"connectionId\":\"c\\u0000\",\"availableTransports\":[]}", PROTO_ERR_VALUE },
+        { "{\"url\\u0000\":\"http://h/\",\"connectionId\":\"c\",\"availableTransports\":[]}", PROTO_ERR_VALUE },
         { "{\"connectionId\":\"\xe2\x82\",\"availableTransports\":[]}", PROTO_ERR_UTF8 },
         { "", PROTO_ERR_SYNTAX },
         { "[]", PROTO_ERR_TYPE },
