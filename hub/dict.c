@@ -1,22 +1,88 @@
 /* dict.c - chained hash table with incremental rehashing (see dict.h).
  *
  * Invariants:
- * - Not rehashing: table[1] == NULL, every entry is in table[0].
- * - Rehashing: buckets of table[0] below rehash_index are empty (moved);
- *   new entries go to table[1]; an entry is in table[0] at its bucket if that
- *   bucket is at or above rehash_index, and may be in table[1] in any case.
- * - Resizing and bucket moves happen only when no iterator is live.
+ * - Not rehashing: ht[1].size == 0, every entry is in ht[0].
+ * - Rehashing: buckets of ht[0] below rehash_index are empty (moved), and
+ *   its segments below segments_released are freed; new entries go to ht[1];
+ *   an entry is in ht[0] at its bucket if that bucket is at or above
+ *   rehash_index, and may be in ht[1] in any case.
+ * - Resizing, bucket moves and segment releases happen only when no
+ *   iterator is live.
  *
  * Resize policy: grow to twice the buckets when entries reach the bucket
  * count (load 1); shrink when load falls to 1/8, to a table at load about 1/2,
  * so that a table hovering around one size does not flap between two. A grow
  * from S to 2S buckets needs at most S operations to finish rehashing (each
  * operation retires at least one old bucket), and S more inserts are needed
- * before the next grow, so a resize never has to wait for the previous one. */
+ * before the next grow, so a resize never has to wait for the previous one.
+ *
+ * Memory: a resize allocates only the new segment directory (8 bytes per
+ * 4096 buckets); segments are allocated on first store, and the old table's
+ * segments are freed one by one as rehash_index passes them (or, if the old
+ * table empties early because its entries were removed, one per step). */
 #include "dict.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+/* ---- segmented bucket arrays ---- */
+
+static inline size_t segment_len(const struct dict_table *t) { return (size_t)1 << t->seg_shift; }
+static inline size_t segment_count(const struct dict_table *t) { return t->size >> t->seg_shift; }
+
+static inline struct dict_entry *bucket_head(const struct dict_table *t, size_t i)
+{
+    struct dict_entry **seg = t->segments[i >> t->seg_shift];
+    return seg ? seg[i & (segment_len(t) - 1)] : NULL;
+}
+
+/* The bucket's head pointer, or NULL if its segment was never allocated. */
+static inline struct dict_entry **bucket_ref(const struct dict_table *t, size_t i)
+{
+    struct dict_entry **seg = t->segments[i >> t->seg_shift];
+    return seg ? &seg[i & (segment_len(t) - 1)] : NULL;
+}
+
+/* The bucket's head pointer, allocating its segment if needed; NULL on OOM. */
+static struct dict_entry **bucket_ref_alloc(struct dict *d, struct dict_table *t, size_t i)
+{
+    struct dict_entry ***seg = &t->segments[i >> t->seg_shift];
+    if (!*seg) {
+        if (!(*seg = calloc(segment_len(t), sizeof(**seg))))
+            return NULL;
+        d->stats.segment_allocs++;
+    }
+    return &(*seg)[i & (segment_len(t) - 1)];
+}
+
+static bool table_alloc(struct dict_table *t, size_t size)
+{
+    unsigned shift = 0;
+    while (shift < DICT_SEGMENT_SHIFT && ((size_t)1 << (shift + 1)) <= size)
+        shift++;
+    struct dict_entry ***dir = calloc(size >> shift, sizeof(*dir));
+    if (!dir)
+        return false;
+    t->segments = dir;
+    t->size = size;
+    t->used = 0;
+    t->seg_shift = shift;
+    return true;
+}
+
+static void table_release(struct dict *d, struct dict_table *t, size_t first_segment)
+{
+    for (size_t s = first_segment; s < segment_count(t); s++) {
+        if (t->segments[s]) {
+            free(t->segments[s]);
+            d->stats.segment_frees++;
+        }
+    }
+    free(t->segments);
+    memset(t, 0, sizeof(*t));
+}
+
+/* ---- setup ---- */
 
 void dict_init(struct dict *d, const uint8_t seed[DICT_SEED_LEN])
 {
@@ -26,8 +92,8 @@ void dict_init(struct dict *d, const uint8_t seed[DICT_SEED_LEN])
 
 void dict_free(struct dict *d)
 {
-    free(d->table[0]);
-    free(d->table[1]);
+    table_release(d, &d->ht[0], dict_is_rehashing(d) ? d->segments_released : 0);
+    table_release(d, &d->ht[1], 0);
     uint8_t seed[DICT_SEED_LEN];
     memcpy(seed, d->seed, sizeof(seed));
     dict_init(d, seed);
@@ -38,92 +104,150 @@ static inline uint64_t dict_hash(const struct dict *d, struct span key)
     return siphash24(d->seed, key.ptr, key.len);
 }
 
-static inline size_t bucket_index(const struct dict *d, int t, uint64_t hash)
+static inline size_t bucket_index(const struct dict_table *t, uint64_t hash)
 {
-    return (size_t)hash & (d->size[t] - 1);
+    return (size_t)hash & (t->size - 1);
 }
 
-/* True if table[0]'s bucket idx has already been moved to table[1]. */
+/* True if ht[0]'s bucket idx has already been moved to ht[1]. */
 static inline bool bucket_is_moved(const struct dict *d, size_t idx)
 {
     return dict_is_rehashing(d) && idx < d->rehash_index;
 }
 
+/* ---- incremental rehashing ---- */
+
 static void finish_rehash(struct dict *d)
 {
-    free(d->table[0]);
-    d->table[0] = d->table[1];
-    d->size[0] = d->size[1];
-    d->used[0] = d->used[1];
-    d->table[1] = NULL;
-    d->size[1] = 0;
-    d->used[1] = 0;
+    table_release(d, &d->ht[0], d->segments_released);
+    d->ht[0] = d->ht[1];
+    memset(&d->ht[1], 0, sizeof(d->ht[1]));
     d->rehash_index = 0;
+    d->segments_released = 0;
 }
 
-static void move_bucket(struct dict *d, size_t idx)
+/* Frees the old table's segments that rehashing has fully passed. */
+static void release_passed_segments(struct dict *d)
 {
-    struct dict_entry *e = d->table[0][idx];
+    struct dict_table *old = &d->ht[0];
+    while (((d->segments_released + 1) << old->seg_shift) <= d->rehash_index) {
+        struct dict_entry ***seg = &old->segments[d->segments_released++];
+        if (*seg) {
+            free(*seg);
+            *seg = NULL;
+            d->stats.segment_frees++;
+        }
+    }
+}
+
+/* Moves ht[0]'s bucket idx to ht[1]. Allocates the target segments first, so
+ * that running out of memory leaves the bucket whole (returns false). */
+static bool move_bucket(struct dict *d, size_t idx)
+{
+    struct dict_entry **from = bucket_ref(&d->ht[0], idx);
+    for (struct dict_entry *e = *from; e; e = e->next)
+        if (!bucket_ref_alloc(d, &d->ht[1], bucket_index(&d->ht[1], e->hash)))
+            return false;
+    struct dict_entry *e = *from;
     while (e) {
         struct dict_entry *next = e->next;
-        size_t to = bucket_index(d, 1, e->hash);
-        e->next = d->table[1][to];
-        d->table[1][to] = e;
-        d->used[0]--;
-        d->used[1]++;
+        struct dict_entry **to = bucket_ref(&d->ht[1], bucket_index(&d->ht[1], e->hash));
+        e->next = *to;
+        *to = e;
+        d->ht[0].used--;
+        d->ht[1].used++;
         e = next;
     }
-    d->table[0][idx] = NULL;
+    *from = NULL;
+    return true;
+}
+
+/* Once the old table holds no entry (all moved, or removed meanwhile), its
+ * remaining segments are returned one per step rather than all at once:
+ * looking at up to DICT_REHASH_EMPTY_VISITS directory slots, freeing at most
+ * one segment. Finishes the rehash when none is left. */
+static void release_old_segments_step(struct dict *d)
+{
+    struct dict_table *old = &d->ht[0];
+    for (unsigned looked = 0; looked < DICT_REHASH_EMPTY_VISITS; looked++) {
+        if (d->segments_released == segment_count(old)) {
+            finish_rehash(d);
+            return;
+        }
+        struct dict_entry ***seg = &old->segments[d->segments_released++];
+        /* Keep "buckets below rehash_index are gone" true for lookups. */
+        if (d->rehash_index < d->segments_released << old->seg_shift)
+            d->rehash_index = d->segments_released << old->seg_shift;
+        if (*seg) {
+            free(*seg);
+            *seg = NULL;
+            d->stats.segment_frees++;
+            break;
+        }
+    }
+    if (d->segments_released == segment_count(old))
+        finish_rehash(d);
 }
 
 /* One bounded step of rehashing: at most one non-empty bucket moved and
- * DICT_REHASH_EMPTY_VISITS empty ones stepped over. */
+ * DICT_REHASH_EMPTY_VISITS empty buckets or never-allocated segments
+ * stepped over (each passed segment freed), or, once the old table is
+ * empty, one of its remaining segments freed. */
 static void rehash_step(struct dict *d)
 {
     if (!dict_is_rehashing(d) || d->iterators > 0)
         return;
-    unsigned empty_budget = DICT_REHASH_EMPTY_VISITS;
-    /* used[0] > 0 guarantees a non-empty bucket at or above rehash_index. */
-    while (d->used[0] > 0) {
-        if (d->table[0][d->rehash_index] == NULL) {
-            d->rehash_index++;
-            d->stats.empty_visits++;
-            if (--empty_budget == 0)
-                break;
-            continue;
-        }
-        move_bucket(d, d->rehash_index);
-        d->rehash_index++;
-        d->stats.buckets_moved++;
-        break;
+    struct dict_table *old = &d->ht[0];
+    if (old->used == 0) {
+        release_old_segments_step(d);
+        return;
     }
-    if (d->used[0] == 0)
-        finish_rehash(d);
+    unsigned empty_budget = DICT_REHASH_EMPTY_VISITS;
+    /* used > 0 guarantees a non-empty bucket at or above rehash_index. */
+    while (old->used > 0) {
+        size_t idx = d->rehash_index;
+        if (old->segments[idx >> old->seg_shift] == NULL) {
+            /* A whole segment that never held an entry counts as one visit. */
+            d->rehash_index = ((idx >> old->seg_shift) + 1) << old->seg_shift;
+        } else if (bucket_head(old, idx) == NULL) {
+            d->rehash_index++;
+        } else {
+            if (!move_bucket(d, idx))
+                return; /* out of memory: a later operation retries */
+            d->rehash_index++;
+            d->stats.buckets_moved++;
+            release_passed_segments(d);
+            return;
+        }
+        d->stats.empty_visits++;
+        release_passed_segments(d);
+        if (--empty_budget == 0)
+            return;
+    }
 }
 
 /* Starts moving to a table of new_size buckets. Only called when not
- * rehashing and no iterator is live. Returns false if the allocation failed
- * (the dict stays as it was, which is always a valid state). */
-static bool start_resize(struct dict *d, size_t new_size)
+ * rehashing and no iterator is live. On allocation failure the dict stays as
+ * it was, which is always a valid state. */
+static void start_resize(struct dict *d, size_t new_size)
 {
     if (new_size > SIZE_MAX / sizeof(struct dict_entry *))
-        return false;
-    struct dict_entry **t = calloc(new_size, sizeof(*t));
-    if (!t)
-        return false;
+        return;
+    struct dict_table fresh;
+    if (!table_alloc(&fresh, new_size))
+        return;
     d->stats.resizes++;
-    if (d->used[0] == 0) {
-        /* Nothing to move: swap at once. */
-        free(d->table[0]);
-        d->table[0] = t;
-        d->size[0] = new_size;
-        return true;
+    if (d->ht[0].used == 0 && segment_count(&d->ht[0]) <= 1) {
+        /* Nothing to move and at most one segment to free: swap at once.
+         * (An empty but large table goes the incremental way, so that its
+         * segments are freed a step at a time.) */
+        table_release(d, &d->ht[0], 0);
+        d->ht[0] = fresh;
+        return;
     }
-    d->table[1] = t;
-    d->size[1] = new_size;
-    d->used[1] = 0;
+    d->ht[1] = fresh;
     d->rehash_index = 0;
-    return true;
+    d->segments_released = 0;
 }
 
 static bool resize_allowed(const struct dict *d)
@@ -133,8 +257,8 @@ static bool resize_allowed(const struct dict *d)
 
 static void maybe_grow(struct dict *d)
 {
-    if (resize_allowed(d) && d->used[0] >= d->size[0] && d->size[0] <= SIZE_MAX / 2)
-        start_resize(d, d->size[0] * 2);
+    if (resize_allowed(d) && d->ht[0].used >= d->ht[0].size && d->ht[0].size <= SIZE_MAX / 2)
+        start_resize(d, d->ht[0].size * 2);
 }
 
 static size_t next_power_of_two(size_t n)
@@ -147,23 +271,27 @@ static size_t next_power_of_two(size_t n)
 
 static void maybe_shrink(struct dict *d)
 {
-    if (resize_allowed(d) && d->size[0] > DICT_MIN_BUCKETS && d->used[0] <= d->size[0] / 8) {
-        size_t target = next_power_of_two(d->used[0] * 2);
-        if (target < d->size[0])
+    struct dict_table *t = &d->ht[0];
+    if (resize_allowed(d) && t->size > DICT_MIN_BUCKETS && t->used <= t->size / 8) {
+        size_t target = next_power_of_two(t->used * 2);
+        if (target < t->size)
             start_resize(d, target);
     }
 }
+
+/* ---- lookups and updates ---- */
 
 /* Looks key up in both tables without side effects other than counters. */
 static struct dict_entry *lookup(struct dict *d, struct span key, uint64_t hash)
 {
     for (int t = 0; t < 2; t++) {
-        if (d->table[t] == NULL)
+        const struct dict_table *ht = &d->ht[t];
+        if (ht->size == 0)
             continue;
-        size_t idx = bucket_index(d, t, hash);
+        size_t idx = bucket_index(ht, hash);
         if (t == 0 && bucket_is_moved(d, idx))
             continue;
-        for (struct dict_entry *e = d->table[t][idx]; e; e = e->next) {
+        for (struct dict_entry *e = bucket_head(ht, idx); e; e = e->next) {
             d->stats.probes++;
             if (e->hash == hash && span_eq(e->key, key))
                 return e;
@@ -182,39 +310,39 @@ struct dict_entry *dict_find(struct dict *d, struct span key)
 
 enum dict_result dict_insert(struct dict *d, struct dict_entry *entry, struct span key)
 {
-    if (d->table[0] == NULL) {
-        /* First entry: allocate the smallest table. Safe even under a live
-         * iterator, which simply sees the new (empty) table. */
-        d->table[0] = calloc(DICT_MIN_BUCKETS, sizeof(*d->table[0]));
-        if (!d->table[0])
-            return DICT_NOMEM;
-        d->size[0] = DICT_MIN_BUCKETS;
-    }
+    /* First entry: the smallest table. Safe even under a live iterator,
+     * which simply sees the new (empty) table. */
+    if (d->ht[0].size == 0 && !table_alloc(&d->ht[0], DICT_MIN_BUCKETS))
+        return DICT_NOMEM;
     rehash_step(d);
     uint64_t hash = dict_hash(d, key);
     if (lookup(d, key, hash))
         return DICT_DUPLICATE;
     maybe_grow(d);
 
-    int t = dict_is_rehashing(d) ? 1 : 0;
-    size_t idx = bucket_index(d, t, hash);
+    struct dict_table *t = &d->ht[dict_is_rehashing(d) ? 1 : 0];
+    struct dict_entry **head = bucket_ref_alloc(d, t, bucket_index(t, hash));
+    if (!head)
+        return DICT_NOMEM;
     entry->hash = hash;
     entry->key = key;
-    entry->next = d->table[t][idx];
-    d->table[t][idx] = entry;
-    d->used[t]++;
+    entry->next = *head;
+    *head = entry;
+    t->used++;
     return DICT_OK;
 }
 
-/* Unlinks entry from the chain of table t bucket idx if it is there. */
-static bool unlink_from_bucket(struct dict *d, int t, size_t idx, struct dict_entry *entry)
+/* Unlinks entry from the chain of table t, bucket idx, if it is there. */
+static bool unlink_from_bucket(struct dict *d, struct dict_table *t, size_t idx,
+                               struct dict_entry *entry)
 {
-    for (struct dict_entry **link = &d->table[t][idx]; *link; link = &(*link)->next) {
+    struct dict_entry **link = bucket_ref(t, idx);
+    for (; link && *link; link = &(*link)->next) {
         d->stats.probes++;
         if (*link == entry) {
             *link = entry->next;
             entry->next = NULL;
-            d->used[t]--;
+            t->used--;
             return true;
         }
     }
@@ -224,11 +352,11 @@ static bool unlink_from_bucket(struct dict *d, int t, size_t idx, struct dict_en
 /* Unlinks entry wherever it is; no rehash step, no resize. */
 static bool unlink_entry(struct dict *d, struct dict_entry *entry)
 {
-    size_t idx0 = bucket_index(d, 0, entry->hash);
-    if (!bucket_is_moved(d, idx0) && unlink_from_bucket(d, 0, idx0, entry))
+    size_t idx0 = bucket_index(&d->ht[0], entry->hash);
+    if (!bucket_is_moved(d, idx0) && unlink_from_bucket(d, &d->ht[0], idx0, entry))
         return true;
     return dict_is_rehashing(d) &&
-           unlink_from_bucket(d, 1, bucket_index(d, 1, entry->hash), entry);
+           unlink_from_bucket(d, &d->ht[1], bucket_index(&d->ht[1], entry->hash), entry);
 }
 
 bool dict_remove(struct dict *d, struct dict_entry *entry)
@@ -253,12 +381,14 @@ struct dict_entry *dict_remove_key(struct dict *d, struct span key)
     return e;
 }
 
+/* ---- iteration ---- */
+
 void dict_iter_begin(struct dict_iter *it, struct dict *d)
 {
     d->iterators++;
     it->dict = d;
     it->table = 0;
-    /* Buckets below rehash_index are empty; no need to open them. */
+    /* Buckets below rehash_index are empty (and maybe freed): skip them. */
     it->index = dict_is_rehashing(d) ? d->rehash_index : 0;
     it->next = NULL;
 }
@@ -267,7 +397,8 @@ struct dict_entry *dict_iter_next(struct dict_iter *it)
 {
     struct dict *d = it->dict;
     while (it->next == NULL) {
-        if (it->index >= d->size[it->table]) {
+        const struct dict_table *t = &d->ht[it->table];
+        if (it->index >= t->size) {
             if (it->table == 0 && dict_is_rehashing(d)) {
                 it->table = 1;
                 it->index = 0;
@@ -275,7 +406,11 @@ struct dict_entry *dict_iter_next(struct dict_iter *it)
             }
             return NULL;
         }
-        it->next = d->table[it->table][it->index++];
+        if (t->segments[it->index >> t->seg_shift] == NULL) {
+            it->index = ((it->index >> t->seg_shift) + 1) << t->seg_shift;
+            continue;
+        }
+        it->next = bucket_head(t, it->index++);
     }
     struct dict_entry *e = it->next;
     it->next = e->next;

@@ -3,9 +3,11 @@
  * Shape after Redis' dict.c: chained buckets, power-of-two tables, and while
  * the table grows or shrinks two tables live side by side and every
  * operation moves at most one non-empty bucket (stepping over at most
- * DICT_REHASH_EMPTY_VISITS empty ones) from the old to the new. So a table of
- * a million groups never stalls the event loop: the cost of a resize is spread
- * over the operations that follow it.
+ * DICT_REHASH_EMPTY_VISITS empty ones) from the old to the new. Unlike Redis,
+ * bucket arrays are segmented (see DICT_SEGMENT_SHIFT), so memory too is
+ * allocated and returned a segment at a time. So a table of a million groups
+ * never stalls the event loop: the cost of a resize is spread over the
+ * operations that follow it.
  *
  * Entries are intrusive: a struct dict_entry lives inside the value it
  * indexes (a group, a user, a connection), so the dict allocates nothing but
@@ -35,8 +37,15 @@
 /* Smallest bucket array; the dict never shrinks below it. */
 #define DICT_MIN_BUCKETS 4
 /* Per operation, rehashing moves one non-empty bucket and steps over at most
- * this many empty ones before giving up until the next operation. */
+ * this many empty ones (or never-allocated segments) before giving up until
+ * the next operation. */
 #define DICT_REHASH_EMPTY_VISITS 10
+/* Bucket arrays are cut into segments of 2^12 buckets (32 KiB), allocated on
+ * first store and freed as soon as rehashing has passed them, so that no
+ * single operation allocates, zeroes or frees more than a few segments. (One
+ * 16 MiB array per table would cost ~1.6 ms to munmap in the one operation
+ * that finishes a rehash of a million-entry table.) */
+#define DICT_SEGMENT_SHIFT 12
 
 struct dict_entry {
     struct dict_entry *next; /* next entry in the same bucket */
@@ -46,18 +55,27 @@ struct dict_entry {
 
 /* Work counters, for tests and benchmarks (never reset by the dict). */
 struct dict_stats {
-    uint64_t buckets_moved; /* non-empty buckets carried to the new table */
-    uint64_t empty_visits;  /* empty old buckets stepped over while rehashing */
-    uint64_t probes;        /* entries looked at by lookups and removals */
-    uint64_t resizes;       /* resizes started */
+    uint64_t buckets_moved;  /* non-empty buckets carried to the new table */
+    uint64_t empty_visits;   /* empty old buckets/segments stepped over while rehashing */
+    uint64_t probes;         /* entries looked at by lookups and removals */
+    uint64_t resizes;        /* resizes started */
+    uint64_t segment_allocs; /* bucket segments allocated */
+    uint64_t segment_frees;  /* bucket segments freed */
+};
+
+/* One bucket array: size buckets in size >> seg_shift segments. */
+struct dict_table {
+    struct dict_entry ***segments; /* directory; a NULL segment is all empty buckets */
+    size_t size;                   /* buckets: a power of two, or 0 */
+    size_t used;                   /* entries */
+    unsigned seg_shift;            /* log2(buckets per segment) */
 };
 
 struct dict {
-    struct dict_entry **table[2]; /* [1] is non-NULL only while rehashing */
-    size_t size[2];               /* buckets of each table: a power of two, or 0 */
-    size_t used[2];               /* entries in each table */
-    size_t rehash_index;          /* while rehashing: table[0] buckets below it are moved */
-    unsigned iterators;           /* live iterators; while > 0 no entry changes table */
+    struct dict_table ht[2]; /* ht[1] is in use only while rehashing */
+    size_t rehash_index;     /* while rehashing: ht[0] buckets below it are moved */
+    size_t segments_released; /* while rehashing: ht[0] segments below it are freed */
+    unsigned iterators;      /* live iterators; while > 0 no entry changes table */
     uint8_t seed[DICT_SEED_LEN];
     struct dict_stats stats;
 };
@@ -65,7 +83,7 @@ struct dict {
 enum dict_result {
     DICT_OK = 0,
     DICT_DUPLICATE, /* an entry with an equal key is already present */
-    DICT_NOMEM,     /* the first bucket array could not be allocated */
+    DICT_NOMEM,     /* the bucket segment for the entry could not be allocated */
 };
 
 /* Allocates nothing: an empty dict costs sizeof(struct dict). */
@@ -74,17 +92,19 @@ void dict_init(struct dict *d, const uint8_t seed[DICT_SEED_LEN]);
 /* Frees the bucket arrays (not the entries). Must have no live iterator. */
 void dict_free(struct dict *d);
 
-static inline size_t dict_count(const struct dict *d) { return d->used[0] + d->used[1]; }
-static inline bool dict_is_rehashing(const struct dict *d) { return d->table[1] != NULL; }
+static inline size_t dict_count(const struct dict *d) { return d->ht[0].used + d->ht[1].used; }
+static inline bool dict_is_rehashing(const struct dict *d) { return d->ht[1].size != 0; }
 
 /* The entry whose key equals key byte for byte, or NULL. */
 struct dict_entry *dict_find(struct dict *d, struct span key);
 
 /* Links entry under key (which must point into the entry's value and stay
  * valid while it is linked). Fails with DICT_DUPLICATE, leaving the dict
- * unchanged, if an equal key is present. A failed allocation of a bigger
- * table is not an error: the entry goes into the current one (chains grow a
- * little longer until a later resize succeeds). */
+ * unchanged, if an equal key is present, and with DICT_NOMEM if its bucket's
+ * segment could not be allocated. A failed allocation for a bigger table is
+ * not an error: the table stays as it is (chains grow a little longer until a
+ * later resize succeeds), and a bucket move that cannot get its segment is
+ * retried by a later operation. */
 enum dict_result dict_insert(struct dict *d, struct dict_entry *entry, struct span key);
 
 /* Unlinks an entry known to be in d; O(its bucket's chain). Returns false
@@ -106,7 +126,7 @@ struct dict_entry *dict_remove_key(struct dict *d, struct span key);
 struct dict_iter {
     struct dict *dict;
     int table;
-    size_t index;            /* next bucket to open in table[table] */
+    size_t index;            /* next bucket to open in ht[table] */
     struct dict_entry *next; /* saved before returning an entry, so it may be removed */
 };
 

@@ -7,7 +7,7 @@
  * sits on are intrusive: its memberships (group.c) and its link in its user's
  * list (user.c), so disconnecting walks only what this connection joined.
  *
- * Tearing a connection down is the caller's sequence, cheapest first:
+ * Tearing a connection down is the caller's sequence:
  * group_remove_connection(conn), user_detach(conn),
  * conn_table_remove(table, conn), then free the memory. */
 #ifndef SR_HUB_CONN_H

@@ -45,7 +45,10 @@ static uint64_t rng_next(void)
     return rng_state * UINT64_C(2685821657736338717);
 }
 
-static size_t max_size(const struct dict *d) { return d->size[0] > d->size[1] ? d->size[0] : d->size[1]; }
+static size_t max_size(const struct dict *d)
+{
+    return d->ht[0].size > d->ht[1].size ? d->ht[0].size : d->ht[1].size;
+}
 
 /* Iterates the whole dict and checks it holds exactly the linked items. */
 static void check_contents(struct dict *d, struct item *items, int n)
@@ -78,7 +81,7 @@ static void test_basics(void)
     dict_init(&d, seed_a);
     CHECK_EQ_INT(dict_count(&d), 0);
     CHECK(dict_find(&d, SPAN_LIT("x")) == NULL);
-    CHECK(d.table[0] == NULL); /* an empty dict allocates nothing */
+    CHECK(d.ht[0].segments == NULL); /* an empty dict allocates nothing */
 
     struct item a, b, a2, empty;
     item_init(&a, 1, "k");
@@ -151,6 +154,10 @@ static void test_random_against_model(uint64_t seed, int universe, int ops)
         if (d.stats.buckets_moved - before.buckets_moved > 1 ||
             d.stats.empty_visits - before.empty_visits > DICT_REHASH_EMPTY_VISITS)
             over_budget++;
+        /* Memory moves in segments: a few per operation, never a whole table. */
+        if (d.stats.segment_allocs - before.segment_allocs > 8 ||
+            d.stats.segment_frees - before.segment_frees > DICT_REHASH_EMPTY_VISITS + 1)
+            over_budget++;
         if (d.stats.probes - before.probes > max_probes)
             max_probes = d.stats.probes - before.probes;
         if (dict_count(&d) > 2 * max_size(&d))
@@ -166,7 +173,9 @@ static void test_random_against_model(uint64_t seed, int universe, int ops)
     /* Chains stay short under a keyed hash: no lookup looked at 16 entries. */
     CHECK(max_probes < 16);
     check_contents(&d, items, universe);
+    struct dict_stats end = d.stats;
     dict_free(&d);
+    CHECK(end.segment_allocs > end.segment_frees); /* some still held before dict_free */
     free(items);
 }
 
@@ -174,7 +183,7 @@ static void test_random_against_model(uint64_t seed, int universe, int ops)
  * entry and inserting new ones from inside the loop. */
 static void test_iterate_during_rehash(void)
 {
-    enum { N = 4096, EXTRA = 512 };
+    enum { N = 40000, EXTRA = 512 };
     struct item *items = calloc(N + EXTRA, sizeof(*items));
     for (int i = 0; i < N + EXTRA; i++)
         item_init(&items[i], i, "it-");
@@ -182,13 +191,13 @@ static void test_iterate_during_rehash(void)
     dict_init(&d, seed_a);
     /* Fill until a grow has started and is not yet finished. */
     int n = 0;
-    while (n < N && !(dict_is_rehashing(&d) && d.rehash_index > 4 && d.size[0] >= 1024)) {
+    while (n < N && !(dict_is_rehashing(&d) && d.rehash_index > 5000 && d.ht[0].size >= 16384)) {
         CHECK_EQ_INT(dict_insert(&d, &items[n].entry, item_key(&items[n])), DICT_OK);
         items[n].linked = true;
         n++;
     }
     CHECK(dict_is_rehashing(&d));
-    CHECK(d.used[0] > 0 && d.used[1] > 0); /* entries really are split over both tables */
+    CHECK(d.ht[0].used > 0 && d.ht[1].used > 0); /* entries really are split over both tables */
 
     size_t rehash_index = d.rehash_index;
     size_t count_before = dict_count(&d);
@@ -239,6 +248,42 @@ static void test_iterate_during_rehash(void)
     free(items);
 }
 
+/* The old table's memory goes back a segment at a time while rehashing
+ * proceeds, not all at once when it ends. */
+static void test_segments_released_progressively(void)
+{
+    enum { N = 70000 };
+    struct item *items = calloc(N, sizeof(*items));
+    struct dict d;
+    dict_init(&d, seed_a);
+    int n = 0;
+    /* Insert until the grow from 65536 buckets starts. */
+    while (n < N && !(dict_is_rehashing(&d) && d.ht[0].size == 65536)) {
+        item_init(&items[n], n, "seg-");
+        CHECK_EQ_INT(dict_insert(&d, &items[n].entry, item_key(&items[n])), DICT_OK);
+        n++;
+    }
+    CHECK(dict_is_rehashing(&d));
+    uint64_t frees_at_start = d.stats.segment_frees;
+    size_t old_segments = d.ht[0].size >> DICT_SEGMENT_SHIFT;
+    CHECK_EQ_INT(old_segments, 16);
+    while (dict_is_rehashing(&d) && d.rehash_index < d.ht[0].size / 2)
+        dict_find(&d, SPAN_LIT("absent"));
+    CHECK(dict_is_rehashing(&d));
+    /* Half way: about half of the old segments are already freed. */
+    CHECK(d.stats.segment_frees - frees_at_start >= old_segments / 2 - 1);
+    CHECK(d.stats.segment_frees - frees_at_start < old_segments);
+    while (dict_is_rehashing(&d))
+        dict_find(&d, SPAN_LIT("absent"));
+    CHECK_EQ_INT(d.stats.segment_frees - frees_at_start, old_segments);
+    int lost = 0;
+    for (int i = 0; i < n; i++)
+        lost += dict_find(&d, item_key(&items[i])) != &items[i].entry;
+    CHECK_EQ_INT(lost, 0);
+    dict_free(&d);
+    free(items);
+}
+
 /* The owner's way of freeing everything: iterate and remove each current
  * entry; then the dict shrinks back once the iterator is gone. */
 static void test_drain_by_iteration_and_shrink(void)
@@ -254,7 +299,7 @@ static void test_drain_by_iteration_and_shrink(void)
     }
     while (dict_is_rehashing(&d))
         dict_find(&d, SPAN_LIT("absent"));
-    size_t big = d.size[0];
+    size_t big = d.ht[0].size;
     CHECK(big >= N);
 
     /* Keep every 100th item, drop the rest from inside an iteration. */
@@ -272,7 +317,7 @@ static void test_drain_by_iteration_and_shrink(void)
     dict_iter_end(&it);
     CHECK_EQ_INT(visits, N);
     CHECK_EQ_INT(dict_count(&d), N / 100);
-    CHECK_EQ_INT(d.size[0], big); /* no resize under the iterator */
+    CHECK_EQ_INT(d.ht[0].size, big); /* no resize under the iterator */
 
     /* Ordinary traffic afterwards shrinks the table, a bounded step at a time. */
     for (int i = 0; i < 200; i++) {
@@ -281,8 +326,8 @@ static void test_drain_by_iteration_and_shrink(void)
     }
     while (dict_is_rehashing(&d))
         dict_find(&d, SPAN_LIT("absent"));
-    CHECK(d.size[0] < big / 8);
-    CHECK(d.size[0] >= dict_count(&d));
+    CHECK(d.ht[0].size < big / 8);
+    CHECK(d.ht[0].size >= dict_count(&d));
     check_contents(&d, items, N);
 
     dict_iter_begin(&it, &d);
@@ -321,6 +366,7 @@ int main(void)
     test_random_against_model(UINT64_C(0x1234567890abcdef), 3000, 300000);
     test_random_against_model(UINT64_C(42), 60000, 300000);
     test_iterate_during_rehash();
+    test_segments_released_progressively();
     test_drain_by_iteration_and_shrink();
     test_seed_changes_layout();
     return test_main_result("test_dict");
