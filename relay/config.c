@@ -48,6 +48,9 @@ void config_init(struct relay_config *cfg)
     cfg->listen_address = dup_or_die("127.0.0.1");
     cfg->listen_port = 8080;
     cfg->path_prefix = dup_or_die("");
+    cfg->legacy_path = dup_or_die("/signalr");
+    cfg->legacy_keepalive_ms = 10000;
+    cfg->legacy_disconnect_ms = 30000;
     cfg->keepalive_ms = 15000;
     cfg->client_timeout_ms = 30000;
     cfg->handshake_timeout_ms = 15000;
@@ -75,6 +78,7 @@ void config_free(struct relay_config *cfg)
     free(cfg->cors_origins);
     free(cfg->listen_address);
     free(cfg->path_prefix);
+    free(cfg->legacy_path);
     free(cfg->token_secret);
     free(cfg->backend_source_addresses);
     memset(cfg, 0, sizeof *cfg);
@@ -207,17 +211,18 @@ static enum config_result parse_listen(struct relay_config *cfg, const char *val
     return cfg->listen_address ? CONFIG_OK : fail(err, err_len, "out of memory");
 }
 
-static enum config_result parse_path_prefix(struct relay_config *cfg, const char *value, char *err,
-                                            size_t err_len)
+/* A path like "/prefix" (no trailing '/'; "" allowed when may_be_empty). */
+static enum config_result parse_path(const char *flag, char **slot, const char *value, bool may_be_empty,
+                                     char *err, size_t err_len)
 {
     size_t len = strlen(value);
     while (len > 0 && value[len - 1] == '/')
         len--;
-    if (len > 0 && value[0] != '/')
-        return fail(err, err_len, "--path-prefix must start with '/', got '%s'", value);
-    free(cfg->path_prefix);
-    cfg->path_prefix = strndup(value, len);
-    return cfg->path_prefix ? CONFIG_OK : fail(err, err_len, "out of memory");
+    if ((len > 0 && value[0] != '/') || (len == 0 && !may_be_empty))
+        return fail(err, err_len, "%s must start with '/', got '%s'", flag, value);
+    free(*slot);
+    *slot = strndup(value, len);
+    return *slot ? CONFIG_OK : fail(err, err_len, "out of memory");
 }
 
 /* A positive number of seconds (fractions allowed) into milliseconds. */
@@ -268,7 +273,10 @@ static enum config_result apply_setting(struct relay_config *cfg, const char *na
 {
     if (strcmp(name, "listen") == 0) return parse_listen(cfg, value, err, err_len);
     if (strcmp(name, "hub") == 0) return config_add_hub(cfg, value, err, err_len);
-    if (strcmp(name, "path-prefix") == 0) return parse_path_prefix(cfg, value, err, err_len);
+    if (strcmp(name, "path-prefix") == 0) return parse_path("--path-prefix", &cfg->path_prefix, value, true, err, err_len);
+    if (strcmp(name, "legacy-path") == 0) return parse_path("--legacy-path", &cfg->legacy_path, value, true, err, err_len);
+    if (strcmp(name, "legacy-keepalive") == 0) return parse_seconds("--legacy-keepalive", value, &cfg->legacy_keepalive_ms, err, err_len);
+    if (strcmp(name, "legacy-disconnect-timeout") == 0) return parse_seconds("--legacy-disconnect-timeout", value, &cfg->legacy_disconnect_ms, err, err_len);
     if (strcmp(name, "cors-origin") == 0) return add_cors_origin(cfg, value, err, err_len);
     if (strcmp(name, "keepalive") == 0) return parse_seconds("--keepalive", value, &cfg->keepalive_ms, err, err_len);
     if (strcmp(name, "client-timeout") == 0) return parse_seconds("--client-timeout", value, &cfg->client_timeout_ms, err, err_len);
@@ -448,6 +456,14 @@ void config_print_help(FILE *out)
 "  --cors-origin ORIGIN      allow browser pages from ORIGIN (exact match, echoed with\n"
 "                            credentials allowed). Repeatable. Default: none.\n"
 "\n"
+"Legacy ASP.NET SignalR 2.x clients (jQuery, .NET, C++; WebSockets transport):\n"
+"  --legacy-path PATH        their endpoint (default /signalr; \"\" turns it off). A legacy hub\n"
+"                            proxy named like a configured hub (case-insensitive) reaches it.\n"
+"  --legacy-keepalive S      keep-alive interval; clients give up after twice this (10)\n"
+"  --legacy-disconnect-timeout S\n"
+"                            how long a dropped client may take to reconnect before its\n"
+"                            backend links are closed (30)\n"
+"\n"
 "Timing (seconds; the ASP.NET Core defaults):\n"
 "  --keepalive S             ping a client after S seconds without sending it anything (15)\n"
 "  --client-timeout S        close a client silent for S seconds, once it has pinged (30)\n"
@@ -472,7 +488,8 @@ void config_print_help(FILE *out)
 "  --version                 the version\n"
 "\n"
 "Endpoints: POST /NAME/negotiate (negotiateVersion 0 and 1), GET /NAME with a WebSocket\n"
-"upgrade (JSON and MessagePack hub protocols), GET /metrics. Server-Sent Events, long\n"
-"polling and legacy ASP.NET SignalR clients are not served yet.\n",
+"upgrade (JSON and MessagePack hub protocols), the legacy endpoint (negotiate, connect,\n"
+"reconnect, start, abort, ping over WebSockets), GET /metrics. Server-Sent Events and long\n"
+"polling are not served yet, for either kind of client.\n",
         out);
 }

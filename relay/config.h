@@ -33,6 +33,10 @@ struct relay_config {
     char *token_secret;          /* signs connection tokens; random per process if NULL */
     char *backend_source_addresses; /* comma list of local addresses for backend links, or NULL */
 
+    char *legacy_path;            /* legacy ASP.NET SignalR endpoint, default "/signalr"; "" = off */
+    unsigned legacy_keepalive_ms; /* legacy keep-alive `{}` interval (10 s) */
+    unsigned legacy_disconnect_ms;/* legacy DisconnectTimeout (30 s) */
+
     unsigned keepalive_ms;        /* Core ping interval (15 s) */
     unsigned client_timeout_ms;   /* Core client timeout (30 s) */
     unsigned handshake_timeout_ms;/* Core handshake timeout (15 s) */

@@ -245,6 +245,8 @@ int http_write_response(struct relay *relay, struct lws *wsi, unsigned status, c
     if (lws_add_http_common_headers(wsi, status, content_type, (lws_filepos_t)body_len, &p, end) ||
         lws_add_http_header_by_name(wsi, (const unsigned char *)"cache-control:",
                                     (const unsigned char *)"no-cache", 8, &p, end) ||
+        lws_add_http_header_by_name(wsi, (const unsigned char *)"x-content-type-options:",
+                                    (const unsigned char *)"nosniff", 7, &p, end) ||
         !http_add_cors_headers(relay, wsi, &p, end) ||
         lws_finalize_write_http_header(wsi, start, &p, end))
         return -1;

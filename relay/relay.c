@@ -12,6 +12,8 @@
 #include "core_negotiate.h"
 #include "core_session.h"
 #include "http.h"
+#include "legacy.h"
+#include "legacy_session.h"
 #include "log.h"
 
 /* ----------------------------------------------------------- timer wheel */
@@ -105,6 +107,9 @@ static int route_http(struct relay *relay, struct lws *wsi)
         return respond_text(relay, wsi, 414, "URI Too Long");
     if (strcmp(path, "/metrics") == 0 && method == HTTP_GET)
         return serve_metrics(relay, wsi);
+    const char *legacy_suffix = legacy_route(relay, path);
+    if (legacy_suffix)
+        return legacy_http(relay, wsi, legacy_suffix);
     bool negotiate;
     const struct hub_route *hub = route_hub(relay, path, &negotiate);
     if (!hub)
@@ -122,7 +127,12 @@ static int confirm_upgrade(struct relay *relay, struct lws *wsi)
 {
     char path[1024], id[128];
     bool negotiate;
-    const struct hub_route *hub = http_request_path(wsi, path, sizeof path) ? route_hub(relay, path, &negotiate) : NULL;
+    if (!http_request_path(wsi, path, sizeof path))
+        return -1;
+    const char *legacy_suffix = legacy_route(relay, path);
+    if (legacy_suffix)
+        return legacy_confirm_upgrade(relay, wsi, legacy_suffix);
+    const struct hub_route *hub = route_hub(relay, path, &negotiate);
     if (!hub || negotiate)
         return http_write_response(relay, wsi, 404, "text/plain", "Not Found", 9) ? -1 : 1;
     struct negotiation *n = NULL;
@@ -155,15 +165,21 @@ static struct negotiation *negotiation_of(void *owner)
     return owner && *(enum wsi_role *)owner == WSI_ROLE_NEGOTIATION ? owner : NULL;
 }
 
+static enum wsi_role role_of(void *owner)
+{
+    return owner ? *(enum wsi_role *)owner : WSI_ROLE_NONE;
+}
+
 static void detach_and_destroy(struct lws *wsi, void *owner)
 {
     lws_set_opaque_user_data(wsi, NULL);
-    struct core_session *s = session_of(owner);
-    struct negotiation *n = negotiation_of(owner);
-    if (s)
-        core_session_destroy(s);
-    else if (n)
-        core_negotiate_abandon(n);
+    switch (role_of(owner)) {
+    case WSI_ROLE_CORE_SESSION: core_session_destroy(owner); break;
+    case WSI_ROLE_NEGOTIATION: core_negotiate_abandon(owner); break;
+    case WSI_ROLE_LEGACY_SESSION: legacy_session_channel_closed(owner, wsi); break;
+    case WSI_ROLE_LEGACY_START: legacy_session_start_abandoned(owner); break;
+    case WSI_ROLE_NONE: break;
+    }
 }
 
 static int server_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in, size_t len)
@@ -176,9 +192,11 @@ static int server_callback(struct lws *wsi, enum lws_callback_reasons reason, vo
     case LWS_CALLBACK_HTTP_WRITEABLE:
         if (negotiation_of(owner))
             return core_negotiate_write_reply(owner, wsi);
+        if (role_of(owner) == WSI_ROLE_LEGACY_START)
+            return legacy_session_start_writeable(owner, wsi);
         return 0;
     case LWS_CALLBACK_CLOSED_HTTP:
-        if (negotiation_of(owner))
+        if (role_of(owner) == WSI_ROLE_NEGOTIATION || role_of(owner) == WSI_ROLE_LEGACY_START)
             detach_and_destroy(wsi, owner);
         return 0;
     case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
@@ -186,11 +204,21 @@ static int server_callback(struct lws *wsi, enum lws_callback_reasons reason, vo
     case LWS_CALLBACK_ESTABLISHED:
         if (session_of(owner))
             core_session_established(owner);
+        else if (role_of(owner) == WSI_ROLE_LEGACY_SESSION)
+            legacy_session_established(owner);
         return 0;
     case LWS_CALLBACK_RECEIVE:
-        return session_of(owner) ? core_session_receive(owner, in, len) : -1;
+        if (session_of(owner))
+            return core_session_receive(owner, in, len);
+        if (role_of(owner) == WSI_ROLE_LEGACY_SESSION)
+            return legacy_session_receive(owner, in, len);
+        return -1;
     case LWS_CALLBACK_SERVER_WRITEABLE:
-        return session_of(owner) ? core_session_writeable(owner) : 0;
+        if (session_of(owner))
+            return core_session_writeable(owner);
+        if (role_of(owner) == WSI_ROLE_LEGACY_SESSION)
+            return legacy_session_writeable(owner, wsi);
+        return 0;
     case LWS_CALLBACK_CLOSED:
     case LWS_CALLBACK_WSI_DESTROY:
         if (owner)
@@ -243,6 +271,15 @@ int relay_start(struct relay *relay, const struct relay_config *cfg)
         return -1;
     }
     dict_init(&relay->negotiations, relay->dict_seed);
+    dict_init(&relay->legacy_sessions, relay->dict_seed);
+    list_init_head(&relay->legacy_list);
+    relay->route_states = calloc(cfg->hub_count ? cfg->hub_count : 1, sizeof *relay->route_states);
+    bool keyed = cfg->token_secret ? token_key_from_secret(&relay->token_key, cfg->token_secret)
+                                   : token_key_generate(&relay->token_key);
+    if (!relay->route_states || !keyed || RAND_bytes((unsigned char *)&relay->instance_id, sizeof relay->instance_id) != 1) {
+        log_error("relay: out of memory or randomness");
+        return -1;
+    }
     if (!parse_backend_sources(relay)) {
         log_error("relay: out of memory");
         return -1;
@@ -273,6 +310,9 @@ int relay_start(struct relay *relay, const struct relay_config *cfg)
     }
     relay->vhost = lws_get_vhost_by_name(relay->lws, "default");
     log_info("relay: listening on http://%s:%d%s", cfg->listen_address, cfg->listen_port, cfg->path_prefix);
+    if (cfg->legacy_path[0])
+        log_info("relay: legacy ASP.NET SignalR clients at http://%s:%d%s", cfg->listen_address, cfg->listen_port,
+                 cfg->legacy_path);
     for (size_t i = 0; i < cfg->hub_count; i++)
         log_info("relay: hub %s at http://%s:%d%s/%s -> %s", cfg->hubs[i].name, cfg->listen_address,
                  cfg->listen_port, cfg->path_prefix, cfg->hubs[i].name, cfg->hubs[i].backend_url);
@@ -294,6 +334,8 @@ void relay_stop(struct relay *relay)
 
 void relay_destroy(struct relay *relay)
 {
+    if (relay->legacy_list.next)
+        legacy_sessions_clear(relay);
     if (relay->lws) {
         lws_sul_cancel(&relay->wheel_sul);
         lws_context_destroy(relay->lws); /* closes every connection through the callbacks */
@@ -301,6 +343,13 @@ void relay_destroy(struct relay *relay)
     }
     core_negotiations_clear(relay);
     dict_free(&relay->negotiations);
+    dict_free(&relay->legacy_sessions);
+    for (size_t i = 0; relay->route_states && i < relay->cfg->hub_count; i++)
+        for (size_t k = 0; k < relay->route_states[i].streaming_count; k++)
+            free(relay->route_states[i].streaming_methods[k]);
+    free(relay->route_states);
+    relay->route_states = NULL;
+    token_key_clear(&relay->token_key);
     for (unsigned i = 0; i < relay->backend_source_count; i++)
         free(relay->backend_sources[i]);
     free(relay->backend_sources);
@@ -325,6 +374,8 @@ void relay_render_metrics(struct relay *relay, struct buf *out)
         "signalr_relay_bytes_to_clients_total %llu\n"
         "signalr_relay_protocol_errors_total %llu\n"
         "signalr_relay_flow_control_pauses_total %llu\n"
+        "signalr_relay_legacy_sessions_active %llu\n"
+        "signalr_relay_legacy_negotiations_total %llu\n"
         "signalr_relay_timers_armed %zu\n"
         "signalr_relay_os_timers 1\n",
         (unsigned long long)s->sessions_active, (unsigned long long)s->sessions_opened,
@@ -333,6 +384,7 @@ void relay_render_metrics(struct relay *relay, struct buf *out)
         (unsigned long long)s->backend_failures, (unsigned long long)s->messages_to_backend,
         (unsigned long long)s->messages_to_clients, (unsigned long long)s->bytes_to_backend,
         (unsigned long long)s->bytes_to_clients, (unsigned long long)s->protocol_errors,
-        (unsigned long long)s->flow_control_pauses, timer_wheel_armed(&relay->wheel));
+        (unsigned long long)s->flow_control_pauses, (unsigned long long)s->legacy_sessions_active,
+        (unsigned long long)s->legacy_negotiations, timer_wheel_armed(&relay->wheel));
     buf_append(out, text, n > 0 ? (size_t)n : 0);
 }

@@ -17,7 +17,15 @@
 #include "config.h"
 #include "dict.h"
 #include "list.h"
+#include "conn_token.h"
 #include "timer_wheel.h"
+
+/* What the relay learns about a configured hub at run time. */
+#define ROUTE_MAX_STREAMING_METHODS 64
+struct route_state {
+    char *streaming_methods[ROUTE_MAX_STREAMING_METHODS]; /* learnt from the backend's answers */
+    size_t streaming_count;
+};
 
 struct relay_stats {
     uint64_t negotiations;
@@ -32,6 +40,8 @@ struct relay_stats {
     uint64_t bytes_to_clients;
     uint64_t protocol_errors;
     uint64_t flow_control_pauses;
+    uint64_t legacy_sessions_active;
+    uint64_t legacy_negotiations;
 };
 
 struct relay {
@@ -47,6 +57,11 @@ struct relay {
     uint8_t dict_seed[DICT_SEED_LEN];
 
     struct list_node sessions;        /* every live struct core_session */
+    struct dict legacy_sessions;      /* legacy connection id -> struct legacy_session */
+    struct list_node legacy_list;     /* every legacy session, ended ones included */
+    struct route_state *route_states; /* one per cfg->hubs entry */
+    struct token_key token_key;       /* signs legacy connection tokens */
+    uint32_t instance_id;             /* random per process: in legacy cursors */
     unsigned backend_source_next;     /* round robin over cfg backend source addresses */
     char **backend_sources;           /* parsed cfg->backend_source_addresses */
     unsigned backend_source_count;

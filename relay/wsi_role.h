@@ -10,6 +10,8 @@ enum wsi_role {
     WSI_ROLE_NONE = 0,
     WSI_ROLE_NEGOTIATION,  /* struct negotiation: a Core negotiate awaiting the backend */
     WSI_ROLE_CORE_SESSION, /* struct core_session: a Core client WebSocket */
+    WSI_ROLE_LEGACY_SESSION, /* struct legacy_session: a legacy client's WebSocket channel */
+    WSI_ROLE_LEGACY_START, /* struct legacy_start_wait: a legacy /start awaiting backend links */
 };
 
 #endif

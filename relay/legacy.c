@@ -1,0 +1,259 @@
+/* legacy.c - the legacy SignalR endpoint's HTTP side (see legacy.h). */
+#include "legacy.h"
+
+#include <openssl/rand.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "clock.h"
+#include "conn_token.h"
+#include "http.h"
+#include "legacy_connection_data.h"
+#include "legacy_cursor.h"
+#include "legacy_frame.h"
+#include "legacy_negotiate.h"
+#include "legacy_session.h"
+#include "log.h"
+#include "relay.h"
+
+#define JSON_UTF8 "application/json; charset=UTF-8"
+
+enum legacy_transport { TRANSPORT_UNKNOWN, TRANSPORT_WEBSOCKETS, TRANSPORT_SSE, TRANSPORT_LONG_POLLING, TRANSPORT_FOREVER_FRAME };
+
+const char *legacy_route(const struct relay *relay, const char *path)
+{
+    const char *base = relay->cfg->legacy_path;
+    size_t n = strlen(base);
+    if (n == 0 || strncasecmp(path, base, n) != 0)
+        return NULL;
+    if (path[n] != '/' && path[n] != '\0')
+        return NULL;
+    return path + n;
+}
+
+static int respond_text(struct relay *relay, struct lws *wsi, unsigned status, const char *text)
+{
+    return http_respond(relay, wsi, status, "text/plain", text, strlen(text));
+}
+
+/* The suffix after the endpoint, without trailing '/', equals name (case-insensitive). */
+static bool suffix_is(const char *suffix, const char *name)
+{
+    size_t n = strlen(suffix);
+    while (n > 0 && suffix[n - 1] == '/')
+        n--;
+    size_t m = strlen(name);
+    return n >= m && strncasecmp(suffix + n - m, name, m) == 0 && (n == m || suffix[n - m - 1] == '/');
+}
+
+static enum legacy_transport transport_of(struct lws *wsi)
+{
+    char value[32];
+    if (http_query_arg(wsi, "transport", value, sizeof value) < 0)
+        return TRANSPORT_UNKNOWN;
+    if (strcasecmp(value, "webSockets") == 0) return TRANSPORT_WEBSOCKETS;
+    if (strcasecmp(value, "serverSentEvents") == 0) return TRANSPORT_SSE;
+    if (strcasecmp(value, "longPolling") == 0) return TRANSPORT_LONG_POLLING;
+    if (strcasecmp(value, "foreverFrame") == 0) return TRANSPORT_FOREVER_FRAME;
+    return TRANSPORT_UNKNOWN;
+}
+
+/* ------------------------------------------------------------- tokens */
+
+static bool mint_connection_id(char out[37])
+{
+    unsigned char b[16];
+    if (RAND_bytes(b, sizeof b) != 1)
+        return false;
+    b[6] = (unsigned char)((b[6] & 0x0f) | 0x40); /* a version 4 GUID, as Guid.NewGuid() */
+    b[8] = (unsigned char)((b[8] & 0x3f) | 0x80);
+    snprintf(out, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+             b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
+    return true;
+}
+
+/* Steps 7-8 of the original dispatch: the token is present and ours. */
+static int verify_token(struct relay *relay, struct lws *wsi, struct conn_token_claims *claims, bool respond)
+{
+    char token[CONN_TOKEN_MAX_CHARS + 1];
+    int n = http_query_arg(wsi, "connectionToken", token, sizeof token);
+    if (n <= 0) {
+        if (respond)
+            return respond_text(relay, wsi, 400, "Protocol error: Missing connection token.");
+        return http_write_response(relay, wsi, 400, "text/plain", "Protocol error: Missing connection token.", 41) ? -1 : 1;
+    }
+    conn_token_claims_init(claims);
+    if (conn_token_verify(&relay->token_key, span_make(token, (size_t)n), claims, NULL) != PROTO_OK) {
+        static const char text[] = "The ConnectionId is in the incorrect format.";
+        if (respond)
+            return respond_text(relay, wsi, 400, text);
+        return http_write_response(relay, wsi, 400, "text/plain", text, sizeof text - 1) ? -1 : 1;
+    }
+    return 0;
+}
+
+static void claims_connection_id(const struct conn_token_claims *claims, char out[40])
+{
+    snprintf(out, 40, "%.*s", (int)claims->conn_id.len, claims->conn_id.ptr);
+}
+
+/* ---------------------------------------------------------- negotiate */
+
+static int negotiate(struct relay *relay, struct lws *wsi)
+{
+    char data[4096] = "", protocol_text[32] = "";
+    int data_len = http_query_arg(wsi, "connectionData", data, sizeof data);
+    int proto_len = http_query_arg(wsi, "clientProtocol", protocol_text, sizeof protocol_text);
+    struct legacy_hub_list hubs;
+    struct proto_error err = { 0 };
+    legacy_hub_list_init(&hubs);
+    if (data_len > 0 && legacy_connection_data_decode(data, (size_t)data_len, &hubs, &err) != PROTO_OK) {
+        char text[300];
+        snprintf(text, sizeof text, "connectionData is not valid: %s", err.detail);
+        legacy_hub_list_release(&hubs);
+        return respond_text(relay, wsi, 500, text);
+    }
+    struct span names[LEGACY_MAX_HUBS];
+    for (size_t i = 0; i < hubs.count; i++) {
+        if (!config_find_hub(relay->cfg, hubs.names[i].ptr, hubs.names[i].len) || hubs.names[i].len > CONN_TOKEN_MAX_HUB_LEN) {
+            char text[300];
+            snprintf(text, sizeof text, "'%.*s' Hub could not be resolved.", (int)hubs.names[i].len, hubs.names[i].ptr);
+            legacy_hub_list_release(&hubs);
+            return respond_text(relay, wsi, 500, text);
+        }
+        names[i] = hubs.names[i];
+    }
+    char id[37];
+    struct buf token, body;
+    buf_init(&token);
+    buf_init(&body);
+    bool ok = mint_connection_id(id) &&
+              conn_token_mint(&relay->token_key, span_from_cstr(id), SPAN_LIT(""), names, hubs.count,
+                              clock_now_ms(), &token);
+    legacy_hub_list_release(&hubs);
+    const struct relay_config *cfg = relay->cfg;
+    struct legacy_negotiate n = {
+        .url = span_from_cstr(cfg->legacy_path),
+        .connection_token = buf_span(&token),
+        .connection_id = span_from_cstr(id),
+        .keep_alive_timeout_ms = 2 * cfg->legacy_keepalive_ms,
+        .disconnect_timeout_ms = cfg->legacy_disconnect_ms,
+        .connection_timeout_ms = 110000,
+        .try_websockets = true,
+        .protocol = legacy_protocol_resolve(proto_len >= 0 ? span_make(protocol_text, (size_t)proto_len) : SPAN_NONE),
+        .transport_connect_timeout_ms = 5000,
+        .long_poll_delay_ms = 0,
+    };
+    int rc;
+    if (ok && legacy_negotiate_encode(&body, &n)) {
+        relay->stats.legacy_negotiations++;
+        rc = http_respond(relay, wsi, 200, JSON_UTF8, body.data, body.len);
+    } else {
+        rc = respond_text(relay, wsi, 500, "The relay could not complete negotiate.");
+    }
+    buf_free(&token);
+    buf_free(&body);
+    return rc;
+}
+
+/* ---------------------------------------------------------- requests */
+
+static int start(struct relay *relay, struct lws *wsi, const struct conn_token_claims *claims)
+{
+    char id[40];
+    claims_connection_id(claims, id);
+    struct legacy_session *s = legacy_session_find(relay, id);
+    if (!s)
+        return respond_text(relay, wsi, 500, "The connection was not found: it never connected, or it has ended.");
+    return legacy_session_start(s, wsi);
+}
+
+static int abort_connection(struct relay *relay, struct lws *wsi, const struct conn_token_claims *claims)
+{
+    char id[40];
+    claims_connection_id(claims, id);
+    struct legacy_session *s = legacy_session_find(relay, id);
+    if (s)
+        legacy_session_abort(s);
+    return http_respond(relay, wsi, 200, "text/plain", "", 0);
+}
+
+int legacy_http(struct relay *relay, struct lws *wsi, const char *suffix)
+{
+    char scratch[8];
+    if (http_query_arg(wsi, "callback", scratch, sizeof scratch) >= 0)
+        return http_respond(relay, wsi, 403, "text/plain", "Forbidden: JSONP is disabled.", 29);
+    if (http_request_method(wsi) == HTTP_OPTIONS)
+        return http_respond_preflight(relay, wsi);
+    if (suffix_is(suffix, "hubs") || suffix_is(suffix, "js"))
+        return respond_text(relay, wsi, 404,
+                            "The relay does not generate the hub proxy script; use connection.createHubProxy('hubName').");
+    if (suffix_is(suffix, "negotiate"))
+        return negotiate(relay, wsi);
+    if (suffix_is(suffix, "ping"))
+        return http_respond(relay, wsi, 200, JSON_UTF8, LEGACY_PING_RESPONSE, sizeof LEGACY_PING_RESPONSE - 1);
+    enum legacy_transport transport = transport_of(wsi);
+    if (transport == TRANSPORT_UNKNOWN)
+        return respond_text(relay, wsi, 400, "Protocol error: Unknown transport.");
+    struct conn_token_claims claims;
+    int rc = verify_token(relay, wsi, &claims, true);
+    if (rc != 0 || lws_get_opaque_user_data(wsi))
+        return rc;
+    if (suffix_is(suffix, "start"))
+        rc = start(relay, wsi, &claims);
+    else if (suffix_is(suffix, "abort"))
+        rc = abort_connection(relay, wsi, &claims);
+    else if (transport == TRANSPORT_WEBSOCKETS)
+        rc = respond_text(relay, wsi, 400, "Not a valid web socket request.");
+    else
+        rc = respond_text(relay, wsi, 400,
+                          "Protocol error: only the webSockets transport is served by this relay for now.");
+    conn_token_claims_free(&claims);
+    return rc;
+}
+
+int legacy_confirm_upgrade(struct relay *relay, struct lws *wsi, const char *suffix)
+{
+    char scratch[8];
+    if (http_query_arg(wsi, "callback", scratch, sizeof scratch) >= 0)
+        return http_write_response(relay, wsi, 403, "text/plain", "Forbidden: JSONP is disabled.", 29) ? -1 : 1;
+    if (transport_of(wsi) != TRANSPORT_WEBSOCKETS) {
+        static const char text[] = "Protocol error: Unknown transport.";
+        return http_write_response(relay, wsi, 400, "text/plain", text, sizeof text - 1) ? -1 : 1;
+    }
+    struct conn_token_claims claims;
+    int rc = verify_token(relay, wsi, &claims, false);
+    if (rc != 0)
+        return rc;
+    char id[40];
+    claims_connection_id(&claims, id);
+    bool reconnect = !suffix_is(suffix, "connect");
+    struct legacy_session *s = legacy_session_find(relay, id);
+    if (!s) {
+        struct legacy_hub_list hubs;
+        legacy_hub_list_init(&hubs);
+        if (!reconnect) {
+            hubs.count = claims.hub_count;
+            for (size_t i = 0; i < claims.hub_count; i++)
+                hubs.names[i] = claims.hubs[i];
+        }
+        /* A reconnect for a connection the relay no longer has gets a session
+         * without hubs whose only message tells the client to start over. */
+        s = legacy_session_create(relay, id, &hubs, wsi);
+        if (!s) {
+            conn_token_claims_free(&claims);
+            return -1;
+        }
+    }
+    uint64_t cursor = 0;
+    uint32_t instance = 0;
+    char message_id[LEGACY_CURSOR_MAX + 8];
+    int n = http_query_arg(wsi, "messageId", message_id, sizeof message_id);
+    bool cursor_ok = n > 0 && legacy_cursor_parse(span_make(message_id, (size_t)n), &instance, &cursor) &&
+                     instance == relay->instance_id;
+    legacy_session_attach(s, wsi, reconnect, cursor, cursor_ok);
+    conn_token_claims_free(&claims);
+    return 0;
+}

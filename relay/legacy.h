@@ -1,0 +1,28 @@
+/* legacy.h - the legacy ASP.NET SignalR 2.x endpoint (default /signalr).
+ *
+ * Routes negotiate, ping, start, abort and the WebSocket connect/reconnect
+ * in the original server's dispatch and validation order, with its status
+ * codes and error texts (specs/legacy-signalr.md section 1.1), and hands
+ * connections to legacy_session. Connection tokens are minted and verified
+ * here: base64url, HMAC-signed by the relay, carrying the connection id and
+ * the hub list. */
+#ifndef SR_LEGACY_H
+#define SR_LEGACY_H
+
+#include <libwebsockets.h>
+#include <stdbool.h>
+
+struct relay;
+
+/* If path is under the legacy endpoint, returns the rest ("/negotiate", ...),
+ * else NULL. */
+const char *legacy_route(const struct relay *relay, const char *path);
+
+/* An ordinary HTTP request under the endpoint. Returns the lws callback result. */
+int legacy_http(struct relay *relay, struct lws *wsi, const char *suffix);
+
+/* A WebSocket upgrade under the endpoint (LWS_CALLBACK_HTTP_CONFIRM_UPGRADE):
+ * 0 to accept, 1 after writing a refusal, -1 to hang up. */
+int legacy_confirm_upgrade(struct relay *relay, struct lws *wsi, const char *suffix);
+
+#endif
