@@ -59,6 +59,8 @@ enum replay_result replay_ring_after(const struct replay_ring *r, uint64_t curso
                           : list_container_of(r->entries.next, struct replay_entry, link)->seq;
     if (cursor + 1 < oldest)
         return REPLAY_GAP;
+    if (!visit)
+        return REPLAY_OK;
     for (const struct list_node *n = r->entries.next; n != &r->entries; n = n->next) {
         const struct replay_entry *e = list_container_of(n, const struct replay_entry, link);
         if (e->seq > cursor)

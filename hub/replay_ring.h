@@ -47,7 +47,7 @@ enum replay_result {
 };
 
 /* Calls visit for each held message with seq > cursor, oldest first, unless
- * that would leave a gap. */
+ * that would leave a gap. visit may be NULL to only ask whether replay is possible. */
 enum replay_result replay_ring_after(const struct replay_ring *r, uint64_t cursor,
                                      void (*visit)(void *ctx, const struct replay_entry *e), void *ctx);
 
