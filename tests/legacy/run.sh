@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# Runs the legacy client suites against a running legacy SignalR 2.x endpoint (the relay's
+# /signalr) and prints a summary:
+#   browser  the stock jQuery client (signalr 2.4.3 from npm) in headless Chromium
+#   dotnet   the stock .NET client (Microsoft.AspNet.SignalR.Client 2.4.2)
+#
+#   SIGNALR_LEGACY_URL=http://127.0.0.1:8080/signalr tests/legacy/run.sh
+#
+# Environment:
+#   SIGNALR_LEGACY_URL      required; the relay must route chatHub -> /chat, statusHub -> /status
+#                           of the test backend (tests/backend)
+#   SIGNALR_LEGACY_SUITES   default "browser dotnet"
+#   SIGNALR_LEGACY_PAGE     same-origin (default) | cross-origin, see browser/lib/harness.mjs
+#   SIGNALR_LEGACY_ONLY     .NET suite: only scenarios whose name contains this
+# Installs what it needs: npm ci (browser), dotnet build, and Debian's chromium through apt-get
+# when /usr/bin/chromium is missing. Every run is bounded in time; nothing listening at the URL
+# makes every scenario fail at once with that reason.
+# Exit status: 0 only if every suite ran and nothing failed.
+set -uo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+if [ -z "${SIGNALR_LEGACY_URL:-}" ]; then
+    echo "set SIGNALR_LEGACY_URL to the legacy endpoint, e.g. http://127.0.0.1:8080/signalr" >&2
+    exit 2
+fi
+suites="${SIGNALR_LEGACY_SUITES:-browser dotnet}"
+suite_timeout="${SIGNALR_LEGACY_SUITE_TIMEOUT:-900}"
+log_dir="$(mktemp -d "${TMPDIR:-/tmp}/signalr-legacy.XXXXXX")"
+
+export DOTNET_NOLOGO=1 DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_SKIP_FIRST_TIME_EXPERIENCE=1
+
+prepare_browser() {
+    if [ -z "${SIGNALR_LEGACY_CHROMIUM:-}" ] && [ ! -x /usr/bin/chromium ]; then
+        echo "== apt-get install chromium (Debian's build; no browser is downloaded)"
+        { timeout 600 apt-get update -qq &&
+          DEBIAN_FRONTEND=noninteractive timeout 900 apt-get install -y -qq chromium; } >"$log_dir/apt.log" 2>&1 || {
+            tail -n 20 "$log_dir/apt.log"
+            return 1
+        }
+    fi
+    local dir="$here/browser"
+    if [ ! -f "$dir/node_modules/.package-lock.json" ] || [ "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]; then
+        echo "== npm ci (tests/legacy/browser)"
+        (cd "$dir" && timeout 600 npm ci --no-audit --no-fund --loglevel=error) || return 1
+    fi
+}
+
+prepare_dotnet() {
+    echo "== dotnet build (tests/legacy/dotnet)"
+    local out
+    if ! out="$(timeout 600 dotnet build "$here/dotnet" -c Release --nologo -v quiet 2>&1)"; then
+        printf '%s\n' "$out"
+        return 1
+    fi
+}
+
+total_passed=0
+total_failed=0
+summary=()
+
+# record NAME PASSED FAILED EXIT_STATUS
+record() {
+    local name="$1" passed="$2" failed="$3" status="$4"
+    # A suite that crashed or ran nothing counts as one failure, whatever it printed.
+    if [ "$status" -ne 0 ] && [ "$failed" -eq 0 ]; then failed=1; fi
+    if [ "$passed" -eq 0 ] && [ "$failed" -eq 0 ]; then failed=1; fi
+    total_passed=$((total_passed + passed))
+    total_failed=$((total_failed + failed))
+    summary+=("$(printf '%-8s %-20s %3d passed, %d failed' "$([ "$failed" -eq 0 ] && echo ok || echo FAILED)" "$name" "$passed" "$failed")")
+}
+
+run_browser() {
+    local tap="$log_dir/browser.tap"
+    echo "== legacy/browser (jQuery SignalR 2.4.3, Chromium)"
+    (cd "$here/browser" && timeout "$suite_timeout" node --test \
+        --test-reporter=spec --test-reporter-destination=stdout \
+        --test-reporter=tap --test-reporter-destination="$tap" test/)
+    local status=$?
+    local passed failed
+    passed="$(sed -n 's/^# pass \([0-9]*\)$/\1/p' "$tap" 2>/dev/null | tail -n 1)"
+    failed="$(sed -n 's/^# fail \([0-9]*\)$/\1/p' "$tap" 2>/dev/null | tail -n 1)"
+    record "legacy/browser" "${passed:-0}" "${failed:-0}" "$status"
+}
+
+run_dotnet() {
+    local out="$log_dir/dotnet.txt"
+    echo "== legacy/dotnet (Microsoft.AspNet.SignalR.Client 2.4.2)"
+    timeout "$suite_timeout" dotnet "$here/dotnet/bin/Release/net10.0/signalr-legacy-dotnet.dll" | tee "$out"
+    local status=${PIPESTATUS[0]}
+    local line passed=0 failed=0
+    line="$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$out" | tail -n 1)"
+    if [ -n "$line" ]; then
+        passed="${line%% passed*}"
+        failed="${line#*passed, }"
+        failed="${failed%% failed}"
+    fi
+    record "legacy/dotnet" "$passed" "$failed" "$status"
+}
+
+started=$SECONDS
+for suite in $suites; do
+    case "$suite" in
+        browser) if prepare_browser; then run_browser; else record "legacy/browser (setup)" 0 1 1; fi ;;
+        dotnet) if prepare_dotnet; then run_dotnet; else record "legacy/dotnet (build)" 0 1 1; fi ;;
+        *) echo "unknown suite '$suite' (browser, dotnet)" >&2; exit 2 ;;
+    esac
+done
+
+echo
+echo "== legacy summary against $SIGNALR_LEGACY_URL ($((SECONDS - started)) s; logs in $log_dir)"
+printf '%s\n' "${summary[@]}"
+echo "legacy: $total_passed passed, $total_failed failed"
+[ "$total_failed" -eq 0 ]
