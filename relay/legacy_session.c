@@ -568,12 +568,16 @@ int legacy_session_start_writeable(struct legacy_start_wait *w, struct lws *wsi)
         return 0;
     s->start.wsi = NULL;
     lws_set_opaque_user_data(wsi, NULL);
+    if (s->closing)
+        relay_timer_schedule(s->relay, &s->reap_timer, clock_now_ms());
     return answer_start(s, wsi);
 }
 
 void legacy_session_start_abandoned(struct legacy_start_wait *w)
 {
     w->wsi = NULL;
+    if (w->session->closing)
+        relay_timer_schedule(w->session->relay, &w->session->reap_timer, clock_now_ms());
 }
 
 /* -------------------------------------------------------------- timers */
@@ -608,6 +612,9 @@ static void session_free(struct legacy_session *s)
 {
     timer_cancel(&s->keepalive_timer);
     timer_cancel(&s->disconnect_timer);
+    timer_cancel(&s->reap_timer);
+    if (s->start.wsi)
+        lws_set_opaque_user_data(s->start.wsi, NULL);
     if (s->in_table)
         dict_remove(&s->relay->legacy_sessions, &s->entry);
     for (size_t i = 0; i < s->link_count; i++)
@@ -625,8 +632,8 @@ static void session_free(struct legacy_session *s)
 
 static void reap_due(struct timer_entry *e)
 {
-    struct legacy_session *s = list_container_of(e, struct legacy_session, disconnect_timer);
-    if (!s->wsi)
+    struct legacy_session *s = list_container_of(e, struct legacy_session, reap_timer);
+    if (!s->wsi && !s->start.wsi)
         session_free(s);
 }
 
@@ -652,8 +659,8 @@ static void session_end(struct legacy_session *s, const char *error_text)
             send_error_frame(s, error_text);
         lws_callback_on_writable(s->wsi);
     }
-    timer_entry_init(&s->disconnect_timer, reap_due);
-    relay_timer_schedule(s->relay, &s->disconnect_timer, clock_now_ms());
+    timer_cancel(&s->disconnect_timer);
+    relay_timer_schedule(s->relay, &s->reap_timer, clock_now_ms());
 }
 
 struct legacy_session *legacy_session_create(struct relay *relay, const char *connection_id,
@@ -682,6 +689,7 @@ struct legacy_session *legacy_session_create(struct relay *relay, const char *co
     replay_ring_init(&s->ring, REPLAY_MAX_MESSAGES, REPLAY_MAX_BYTES);
     timer_entry_init(&s->keepalive_timer, keepalive_due);
     timer_entry_init(&s->disconnect_timer, disconnect_due);
+    timer_entry_init(&s->reap_timer, reap_due);
     relay->stats.legacy_sessions_active++;
     list_push_back(&relay->legacy_list, &s->all);
     if (dict_insert(&relay->legacy_sessions, &s->entry, span_from_cstr(s->connection_id)) != DICT_OK) {
@@ -905,7 +913,7 @@ void legacy_session_channel_closed(struct legacy_session *s, struct lws *wsi)
     s->rx_partial = NULL;
     timer_cancel(&s->keepalive_timer);
     if (s->closing) {
-        relay_timer_schedule(s->relay, &s->disconnect_timer, clock_now_ms());
+        relay_timer_schedule(s->relay, &s->reap_timer, clock_now_ms());
         return;
     }
     /* The client may come back through /reconnect: keep the backend links

@@ -66,6 +66,7 @@ struct legacy_session {
     struct legacy_start_wait start;  /* start.wsi != NULL while a /start waits */
     struct timer_entry keepalive_timer;
     struct timer_entry disconnect_timer;
+    struct timer_entry reap_timer;   /* frees an ended session from the wheel, outside any callback */
     uint64_t last_sent_ms;
 
     struct header_list headers;      /* forwarded to backend links opened later */

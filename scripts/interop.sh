@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# interop.sh - real SignalR clients against the ASP.NET Core backend in tests/backend, first
-# straight to it, then through signalr-relay. The two runs execute the same suites; a
-# difference between them is a relay bug. The relay runs from the ASan/UBSan build when there is
-# one, so a leak or memory error found under real traffic fails the run too.
+# interop.sh - real SignalR clients against the ASP.NET Core backend in tests/backend:
+#  1. the stock Core clients (JS and .NET, JSON and MessagePack) straight to the backend,
+#  2. the same suites through signalr-relay (a difference between 1 and 2 is a relay bug),
+#  3. the stock legacy clients (jQuery 2.4.3 in headless Chromium, .NET 2.4.2) through the relay's
+#     /signalr endpoint, translated to the same backend hubs.
+# The relay runs from the ASan/UBSan build when there is one, so a leak or memory error found under
+# real traffic fails the run too.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib/backend.sh
@@ -22,6 +25,9 @@ relay_start || exit 1
 echo "=== Core clients through the relay ($RELAY_URL)"
 SIGNALR_URL=$RELAY_URL SIGNALR_EXPECT_TRANSPORTS=WebSockets SIGNALR_EXPECT_FORWARDED_FOR=127.0.0.1 \
     tests/interop/run.sh || status=1
+
+echo "=== legacy clients through the relay ($RELAY_URL/signalr)"
+SIGNALR_LEGACY_URL=$RELAY_URL/signalr tests/legacy/run.sh || status=1
 
 relay_stop || { echo "the relay did not shut down cleanly"; status=1; }
 exit $status
