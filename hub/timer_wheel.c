@@ -32,6 +32,9 @@
 #define WHERE_FAR ((uint32_t)TIMER_WHEEL_SLOTS)
 #define WHERE_DUE ((uint32_t)TIMER_WHEEL_SLOTS << 1)
 
+/* Every connection embeds a few of these. */
+_Static_assert(sizeof(struct timer_entry) <= 48, "struct timer_entry grew beyond 48 bytes");
+
 static uint64_t bit(unsigned i) { return (uint64_t)1 << i; }
 
 static struct timer_entry *entry_of(struct list_node *n) { return list_container_of(n, struct timer_entry, link); }

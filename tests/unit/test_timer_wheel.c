@@ -572,7 +572,7 @@ static void test_revolution_boundaries(void)
     CHECK_EQ_INT(run_at(&w, &clock, start + 1), 0);
     CHECK_EQ_INT(timer_wheel_next_expiry(&w), start + revolution - 1);
     size_t fired = 0;
-    while (timer_wheel_armed(&w) && fired < 10)
+    for (unsigned wakeups = 0; timer_wheel_armed(&w) && wakeups < 10; wakeups++)
         fired += run_at(&w, &clock, timer_wheel_next_expiry(&w));
     CHECK_EQ_INT(fired, 4);
     for (unsigned i = 0; i < 4; i++) {
