@@ -1,4 +1,4 @@
-/* timer_wheel.h - the process's one hierarchical hashed timing wheel.
+/* timer_wheel.h - the process's one hashed timing wheel.
  *
  * Every time-driven thing in the relay (keepalives, client and handshake
  * timeouts, token expiry, reconnect windows, long-poll holds, back-off) is a
@@ -7,24 +7,30 @@
  * milliseconds, any epoch) and calls timer_wheel_run() when
  * timer_wheel_next_expiry() says so; the wheel owns no memory and no clock.
  *
- * Shape (after Varghese & Lauck, and h2o's lib/common/timerwheel.c):
- * TIMER_WHEEL_LEVELS levels of 64 slots; level L slots are 64^L ms wide, so
- * the levels together cover 2^36 ms (about 795 days). An entry due at `key`
- * sits on the level of the highest 6-bit digit in which `key` differs from
- * the wheel's current time, in the slot named by that digit of `key`. As time
- * reaches a higher-level slot, its entries are re-placed ("cascaded") onto
- * lower levels; level-0 slots hold exactly one millisecond each. Entries
- * further away than the top level can express wait on an overflow list that is
- * re-placed when time crosses into the next 2^36 ms epoch.
+ * Shape: Varghese & Lauck's scheme 6, a single-level hashed wheel.
+ * TIMER_WHEEL_SLOTS slots of one millisecond each; one revolution is
+ * 65.536 s, longer than every keepalive and client timeout. An entry sits in
+ * slot (deadline mod TIMER_WHEEL_SLOTS) and never moves to another slot.
+ * Within its slot it is "near" if its deadline falls in the current
+ * revolution and "far" if it falls in a later one; a far entry is looked at
+ * once per revolution, when the clock passes its slot, and either becomes
+ * near or stays. Two two-level occupancy bitmaps (any entry; near entries)
+ * let a run and next_expiry jump over empty slots with count-trailing-zeros
+ * instead of visiting them. There is no cascading: a run touches only the
+ * slots the clock passes, and in them only what fires plus far entries.
  *
- * Costs: schedule, reschedule and cancel are O(1); a run costs O(slots that
- * come due + entries cascaded + entries fired), never O(elapsed ms), so a huge
- * jump of `now` is as cheap as a small one. Each entry is cascaded at most
- * TIMER_WHEEL_LEVELS - 1 times in its life. Not bounded: the work of one
- * run. A slot cascades whole in the run that reaches it, and every timer
- * armed across a 2^18 ms boundary sits in the same level-3 slot, so with N
- * 15 s keepalives one run every ~262 s moves all N (about 0.25 s for a
- * million, 20 ms for 100k; tests/bench/bench_timers.c measures it).
+ * Costs: schedule, reschedule and cancel are O(1). A run costs
+ *   O(occupied slots passed + entries fired + far entries in those slots),
+ * never O(elapsed ms) and never O(armed entries) as such: with only
+ * deadlines under one revolution (the relay's keepalives and timeouts) the
+ * entries a run touches are exactly the ones it fires. A jump of a whole
+ * revolution or more passes every occupied slot once, and sorts whatever
+ * far entries it fires into deadline order (O(k log k) for k of them).
+ *
+ * Memory: the slot array is embedded (TIMER_WHEEL_SLOTS list heads, 1 MiB on
+ * 64-bit, plus 16.25 KiB of bitmaps), so init cannot fail and there is
+ * nothing to free. There is one wheel per process; give it static or heap
+ * storage (inside the owner's struct), not a small stack.
  *
  * Re-entrancy: a run first collects every due entry into a list, then calls
  * them one by one. A callback may re-arm itself, cancel or re-arm any other
@@ -40,9 +46,10 @@
 
 #include "list.h"
 
-#define TIMER_WHEEL_BITS_PER_LEVEL 6
-#define TIMER_WHEEL_SLOTS (1u << TIMER_WHEEL_BITS_PER_LEVEL)
-#define TIMER_WHEEL_LEVELS 6
+#define TIMER_WHEEL_SLOT_BITS 16
+#define TIMER_WHEEL_SLOTS (1u << TIMER_WHEEL_SLOT_BITS) /* 1 ms each: a revolution is 65.536 s */
+#define TIMER_WHEEL_BITMAP_WORDS (TIMER_WHEEL_SLOTS / 64)
+#define TIMER_WHEEL_SUMMARY_WORDS (TIMER_WHEEL_BITMAP_WORDS / 64)
 
 struct timer_wheel;
 struct timer_entry;
@@ -52,13 +59,21 @@ typedef void (*timer_cb)(struct timer_entry *entry);
 /* Embed one in the owner; recover the owner in the callback with
  * list_container_of(entry, struct owner, member). All fields are the wheel's
  * except expire_at, which callers may read (it is the time last passed to
- * timer_schedule, even if that was in the past). */
+ * timer_schedule, even if that was in the past). 48 bytes on 64-bit. */
 struct timer_entry {
-    struct list_node link;      /* in a slot, the overflow list or the due list */
+    struct list_node link;      /* in a slot or on the due list */
     uint64_t expire_at;         /* requested deadline, ms */
     timer_cb cb;
     struct timer_wheel *wheel;  /* the wheel it is armed in; NULL when unarmed */
-    uint32_t where;             /* slot index or overflow (on the due list: the slot it left) */
+    uint32_t where;             /* slot index and near/far flag, or "due" */
+};
+
+/* One bit per slot, and one summary bit per 64-slot word that is non-zero:
+ * the next set bit after any slot is found in at most two
+ * count-trailing-zeros plus a scan of TIMER_WHEEL_SUMMARY_WORDS words. */
+struct timer_slot_bitmap {
+    uint64_t summary[TIMER_WHEEL_SUMMARY_WORDS];
+    uint64_t words[TIMER_WHEEL_BITMAP_WORDS];
 };
 
 struct timer_wheel {
@@ -66,18 +81,22 @@ struct timer_wheel {
      * been collected, except entries scheduled for it afterwards. */
     uint64_t now;
     size_t armed;
-    uint64_t cascaded; /* entries moved down a level since init (statistics) */
+    /* Never more than the earliest far deadline (UINT64_MAX if none was
+     * seen since it was last measured); exact after a run that passes a whole
+     * revolution, only lowered by schedule. */
+    uint64_t far_min;
+    uint64_t skipped; /* far entries runs looked at and left armed (statistics) */
     bool running;
-    /* Bit s of occupied[L] is set iff slots[L][s] is non-empty, so finding
-     * the next non-empty slot is a count-trailing-zeros, not a scan. */
-    uint64_t occupied[TIMER_WHEEL_LEVELS];
-    struct list_node slots[TIMER_WHEEL_LEVELS][TIMER_WHEEL_SLOTS];
-    struct list_node overflow; /* due beyond the current 2^36 ms epoch */
-    struct list_node due;      /* collected by the current run, not yet called */
+    struct timer_slot_bitmap occupied; /* slot holds any entry */
+    struct timer_slot_bitmap near;     /* slot holds an entry due this revolution */
+    struct list_node due;              /* collected by the current run, not yet called */
+    /* Each slot's far entries come first, its near entries after them. */
+    struct list_node slots[TIMER_WHEEL_SLOTS];
 };
 
 /* Prepares an empty wheel whose clock reads `now`. The wheel holds no
- * allocation, so there is nothing to free; owners cancel their entries. */
+ * allocation, so there is nothing to free; owners cancel their entries.
+ * Writes the whole struct (about 1 MiB). */
 void timer_wheel_init(struct timer_wheel *w, uint64_t now);
 
 /* Prepares an unarmed entry that will call `cb` when it fires. */
@@ -104,24 +123,27 @@ size_t timer_wheel_run(struct timer_wheel *w, uint64_t now);
 
 /* A time before which nothing can fire, and at which a run has work to do.
  * Never later than the earliest deadline, so sleeping until it never fires
- * late. Exact when the earliest entry lies in the wheel's current aligned
- * 64 ms block; otherwise it may be the start of the higher-level slot that
- * holds the entry (a run then cascades that slot and the next call is more
- * precise): at most TIMER_WHEEL_LEVELS - 1 such early wake-ups per slot.
+ * late. Exact when the earliest deadline is less than one revolution
+ * (TIMER_WHEEL_SLOTS ms) after the wheel's time. Otherwise every armed entry
+ * is far, and it is the earliest far deadline as last measured, but at least
+ * one revolution ahead: a wake-up there fires nothing only if that entry was
+ * cancelled or fired since, and the run it causes measures again, so two
+ * such wake-ups never follow each other without a cancel in between.
  * Returns the wheel's own time if something is already due, UINT64_MAX when
- * nothing is armed. O(TIMER_WHEEL_LEVELS). */
+ * nothing is armed. O(TIMER_WHEEL_SUMMARY_WORDS). */
 uint64_t timer_wheel_next_expiry(const struct timer_wheel *w);
 
 /* Number of armed entries (including ones collected by a run in progress). */
 static inline size_t timer_wheel_armed(const struct timer_wheel *w) { return w->armed; }
 
-/* Entries re-placed from a higher level (or the overflow list) since init:
- * the work runs do besides firing, for /metrics and benchmarks. */
-static inline uint64_t timer_wheel_cascaded(const struct timer_wheel *w) { return w->cascaded; }
+/* Entries that runs looked at without firing them (far entries whose
+ * revolution had not come) since init: the work runs do besides firing, for
+ * /metrics and benchmarks. */
+static inline uint64_t timer_wheel_skipped(const struct timer_wheel *w) { return w->skipped; }
 
-/* Checks every structural invariant (placement of each entry, occupancy
- * bits, back-pointers, the armed count); prints what is wrong to stderr.
- * O(entries + slots): for tests. */
+/* Checks every structural invariant (placement and order of each entry,
+ * both bitmaps, back-pointers, far_min, the armed count); prints what is
+ * wrong to stderr. O(bitmap words + occupied slots + entries): for tests. */
 bool timer_wheel_validate(const struct timer_wheel *w);
 
 /* A keepalive interval shortened by up to `percent` % (capped at 100),

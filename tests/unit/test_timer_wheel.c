@@ -40,7 +40,7 @@ struct sim {
     bool armed[SIM_ENTRIES];
     uint64_t deadline[SIM_ENTRIES];
     uint64_t key[SIM_ENTRIES];  /* max(deadline, wheel time when armed): firing order */
-    bool far[SIM_ENTRIES];      /* armed beyond the levels' 2^36 ms reach */
+    bool far[SIM_ENTRIES];      /* armed a wheel revolution or more ahead */
     uint64_t model_now;
     /* The run in progress: which entries it must still fire. */
     bool expected[SIM_ENTRIES];
@@ -50,7 +50,7 @@ struct sim {
     uint64_t last_fired_key;
     size_t fired;
     /* Coverage counters, so the test can show it exercised what it claims. */
-    size_t fires, reentrant_ops, overflow_fires, huge_jumps, rewinds;
+    size_t fires, reentrant_ops, far_fires, huge_jumps, rewinds;
     bool quiet; /* callbacks only record */
     uint64_t rng;
 };
@@ -62,7 +62,7 @@ static void sim_schedule(struct sim *s, unsigned id, uint64_t at)
     s->deadline[id] = at;
     uint64_t clock = s->in_run ? s->run_now : s->model_now; /* the wheel's time now */
     s->key[id] = at > clock ? at : clock;
-    s->far[id] = at > clock && at - clock >= ((uint64_t)1 << 36);
+    s->far[id] = at > clock && at - clock >= TIMER_WHEEL_SLOTS;
     if (s->expected[id]) { /* re-armed from a callback: no longer due in this run */
         s->expected[id] = false;
         s->expected_left--;
@@ -141,7 +141,7 @@ static void sim_fire(struct timer_entry *t)
     s->fired++;
     s->fires++;
     if (s->far[id])
-        s->overflow_fires++;
+        s->far_fires++;
 
     if (s->quiet)
         return;
@@ -216,15 +216,15 @@ static void sim_run_at(struct sim *s, uint64_t now)
     CHECK(next <= earliest);                 /* sleeping until `next` is never late */
     CHECK(next >= s->model_now);             /* and never asks for a time gone by */
     CHECK((next == UINT64_MAX) == (armed == 0));
-    if (earliest != UINT64_MAX && earliest / TIMER_WHEEL_SLOTS == s->model_now / TIMER_WHEEL_SLOTS)
-        CHECK_EQ_INT(next, earliest);        /* within the current level-0 block it is exact */
+    if (earliest != UINT64_MAX && earliest - s->model_now < TIMER_WHEEL_SLOTS)
+        CHECK_EQ_INT(next, earliest);        /* within one revolution it is exact */
 }
 
 static void sim_run(struct sim *s) { sim_run_at(s, sim_pick_now(s)); }
 
 static void test_against_model(void)
 {
-    static struct sim s; /* ~45 KiB (slot heads, 512 entries, the model): keep off the stack */
+    static struct sim s; /* ~1.1 MiB (the wheel's slot heads, 512 entries, the model): keep off the stack */
     memset(&s, 0, sizeof s);
     s.rng = 20240611;
     s.model_now = 1700000000000ull + rng_below(&s.rng, 1000000);
@@ -257,11 +257,13 @@ static void test_against_model(void)
     sim_run_at(&s, UINT64_MAX);
     CHECK_EQ_INT(timer_wheel_armed(&s.wheel), 0);
     CHECK_EQ_INT(timer_wheel_next_expiry(&s.wheel), UINT64_MAX);
-    printf("model: %zu fires, %zu re-entrant ops, %zu overflow fires, %zu huge jumps, %zu rewinds\n", s.fires,
-           s.reentrant_ops, s.overflow_fires, s.huge_jumps, s.rewinds);
+    printf("model: %zu fires, %zu re-entrant ops, %zu far fires, %zu huge jumps, %zu rewinds, %llu far entries skipped\n",
+           s.fires, s.reentrant_ops, s.far_fires, s.huge_jumps, s.rewinds,
+           (unsigned long long)timer_wheel_skipped(&s.wheel));
     CHECK(s.fires > 10000);
     CHECK(s.reentrant_ops > 1000);
-    CHECK(s.overflow_fires > 0);
+    CHECK(s.far_fires > 0);
+    CHECK(timer_wheel_skipped(&s.wheel) > 0);
     CHECK(s.huge_jumps > 100);
     CHECK(s.rewinds > 100);
 }
@@ -392,7 +394,7 @@ static void test_callback_cancels_other_due_in_same_run(void)
     probe_init(&a, &w, &clock);
     probe_init(&b, &w, &clock);
     a.cancel_other = &b;
-    timer_schedule(&w, &a.timer, 5000); /* both far enough to be cascaded first */
+    timer_schedule(&w, &a.timer, 5000); /* both reached by one run over many slots */
     timer_schedule(&w, &b.timer, 5001);
     CHECK_EQ_INT(run_at(&w, &clock, 6000), 1);
     CHECK_EQ_INT(a.fired, 1);
@@ -447,7 +449,7 @@ static void test_callback_moves_other_due_in_same_run(void)
     CHECK(timer_is_armed(&b.timer));
     CHECK(timer_wheel_next_expiry(&w) <= 100);
     CHECK_EQ_INT(run_at(&w, &clock, 99), 0);
-    CHECK_EQ_INT(timer_wheel_next_expiry(&w), 100); /* same 64 ms block now: exact */
+    CHECK_EQ_INT(timer_wheel_next_expiry(&w), 100); /* within one revolution: exact */
     CHECK_EQ_INT(run_at(&w, &clock, 100), 1);
     CHECK_EQ_INT(b.fired, 1);
     CHECK_EQ_INT(b.fired_at, 100);
@@ -523,7 +525,7 @@ static void test_sleep_until_next_expiry(void)
                                   : ((uint64_t)1 << 36) + rng_below(&rng, (uint64_t)1 << 38);
         timer_schedule(&w, &p[i].timer, clock + delay);
     }
-    size_t wakeups = 0, idle = 0, fired = 0;
+    size_t wakeups = 0, idle = 0, fired = 0, idle_in_a_row = 0, most_idle_in_a_row = 0;
     while (timer_wheel_armed(&w)) {
         uint64_t next = timer_wheel_next_expiry(&w);
         CHECK(next >= clock);
@@ -531,15 +533,148 @@ static void test_sleep_until_next_expiry(void)
         wakeups++;
         idle += n == 0;
         fired += n;
-        if (wakeups > 4 * COUNT * TIMER_WHEEL_LEVELS)
+        idle_in_a_row = n == 0 ? idle_in_a_row + 1 : 0;
+        if (idle_in_a_row > most_idle_in_a_row)
+            most_idle_in_a_row = idle_in_a_row;
+        if (wakeups > 2 * COUNT + 1)
             break;
     }
     CHECK_EQ_INT(fired, COUNT);
     for (unsigned i = 0; i < COUNT; i++)
         CHECK_EQ_INT(p[i].fired_at, p[i].timer.expire_at);
-    /* Each idle wake-up cascades at least one higher-level slot. */
-    CHECK(idle <= COUNT * (TIMER_WHEEL_LEVELS - 1));
+    /* An idle wake-up happens only when every entry is a revolution or more
+     * away and the earliest far deadline the wheel knew has fired; its run
+     * passes every slot and measures that deadline again. With nothing
+     * cancelled, the next wake-up therefore fires: never two idle in a row. */
+    CHECK(most_idle_in_a_row <= 1);
     printf("sleep loop: %zu entries, %zu wake-ups, %zu without a firing\n", fired, wakeups, idle);
+}
+
+/* Deadlines exactly around one revolution ahead: the one at now + 2^16 ms
+ * shares now's slot but must not fire on the next run. Sleeping until
+ * next_expiry fires each at its own time. */
+static void test_revolution_boundaries(void)
+{
+    static struct timer_wheel w;
+    const uint64_t revolution = TIMER_WHEEL_SLOTS;
+    uint64_t clock = 3 * revolution + 500;
+    const uint64_t start = clock;
+    struct probe p[5];
+    const uint64_t delay[5] = { revolution - 1, revolution, revolution + 1, 2 * revolution, 0 };
+    timer_wheel_init(&w, clock);
+    for (unsigned i = 0; i < 5; i++) {
+        probe_init(&p[i], &w, &clock);
+        timer_schedule(&w, &p[i].timer, start + delay[i]);
+    }
+    CHECK(timer_wheel_validate(&w));
+    CHECK_EQ_INT(run_at(&w, &clock, start), 1); /* only the one due now */
+    CHECK_EQ_INT(p[4].fired, 1);
+    CHECK_EQ_INT(run_at(&w, &clock, start + 1), 0);
+    CHECK_EQ_INT(timer_wheel_next_expiry(&w), start + revolution - 1);
+    size_t fired = 0;
+    for (unsigned wakeups = 0; timer_wheel_armed(&w) && wakeups < 10; wakeups++)
+        fired += run_at(&w, &clock, timer_wheel_next_expiry(&w));
+    CHECK_EQ_INT(fired, 4);
+    for (unsigned i = 0; i < 4; i++) {
+        CHECK_EQ_INT(p[i].fired, 1);
+        CHECK_EQ_INT(p[i].fired_at, start + delay[i]);
+    }
+}
+
+/* Entries due in the same slot but different revolutions share its list:
+ * cancelling and re-arming either kind keeps next_expiry exact. */
+static void test_near_and_far_in_one_slot(void)
+{
+    static struct timer_wheel w;
+    uint64_t clock = 0;
+    const uint64_t revolution = TIMER_WHEEL_SLOTS;
+    struct probe far, near1, near2;
+    timer_wheel_init(&w, clock);
+    probe_init(&far, &w, &clock);
+    probe_init(&near1, &w, &clock);
+    probe_init(&near2, &w, &clock);
+    timer_schedule(&w, &near1.timer, 10);
+    timer_schedule(&w, &far.timer, 3 * revolution + 10);
+    timer_schedule(&w, &near2.timer, 10);
+    CHECK(timer_wheel_validate(&w));
+    CHECK_EQ_INT(timer_wheel_next_expiry(&w), 10);
+    timer_cancel(&near2.timer); /* the last near one: another is left */
+    CHECK(timer_wheel_validate(&w));
+    CHECK_EQ_INT(timer_wheel_next_expiry(&w), 10);
+    timer_cancel(&near1.timer); /* no near entry left, only the far one */
+    CHECK(timer_wheel_validate(&w));
+    CHECK_EQ_INT(timer_wheel_next_expiry(&w), 3 * revolution + 10);
+    timer_schedule(&w, &near1.timer, 10);
+    timer_cancel(&far.timer); /* a far one goes, the near one stays */
+    CHECK(timer_wheel_validate(&w));
+    CHECK_EQ_INT(timer_wheel_next_expiry(&w), 10);
+    timer_schedule(&w, &far.timer, revolution + 10);
+    CHECK_EQ_INT(run_at(&w, &clock, 10), 1);
+    CHECK_EQ_INT(near1.fired, 1);
+    CHECK_EQ_INT(timer_wheel_next_expiry(&w), revolution + 10);
+    CHECK_EQ_INT(run_at(&w, &clock, revolution + 9), 0);
+    CHECK_EQ_INT(run_at(&w, &clock, revolution + 10), 1);
+    CHECK_EQ_INT(far.fired, 1);
+    CHECK_EQ_INT(timer_wheel_armed(&w), 0);
+}
+
+/* A deadline many revolutions ahead stays in its slot while the clock passes
+ * it again and again, is looked at once per pass (the wheel's skipped count),
+ * and fires exactly once, in the first run at or after it: with 1 ms ticks,
+ * with 50 ms ticks that step over it, and when sleeping until next_expiry.
+ * A self-re-arming 15 s keepalive keeps the wheel busy; it is never far, so
+ * every skipped look is at the far entry. */
+static void check_beyond_one_revolution(uint64_t tick)
+{
+    enum { REVOLUTIONS = 10 };
+    static struct timer_wheel w;
+    uint64_t clock = 7000000 + 17, start = clock;
+    struct probe far, keepalive;
+    timer_wheel_init(&w, clock);
+    probe_init(&far, &w, &clock);
+    probe_init(&keepalive, &w, &clock);
+    keepalive.rearm_self = true;
+    keepalive.rearm_delay = 15000;
+    uint64_t due = start + REVOLUTIONS * (uint64_t)TIMER_WHEEL_SLOTS + 123;
+    timer_schedule(&w, &far.timer, due);
+    timer_schedule(&w, &keepalive.timer, start + 15000);
+    CHECK(timer_wheel_validate(&w));
+
+    uint64_t end = due + 2 * (uint64_t)TIMER_WHEEL_SLOTS, runs = 0, fired_in_run = 0;
+    while (clock < end) {
+        uint64_t next = timer_wheel_next_expiry(&w);
+        if (!far.fired)
+            CHECK(next <= due);
+        uint64_t now = tick ? clock + tick : next;
+        clock = now;
+        int before = far.fired;
+        timer_wheel_run(&w, now);
+        runs++;
+        if (far.fired != before)
+            fired_in_run = runs;
+        if (runs % 4096 == 0)
+            CHECK(timer_wheel_validate(&w));
+    }
+    CHECK(timer_wheel_validate(&w));
+    CHECK_EQ_INT(far.fired, 1);
+    /* the first run whose now >= due: due itself unless ticks step over it */
+    uint64_t expected_at = tick ? start + (due - start + tick - 1) / tick * tick : due;
+    CHECK_EQ_INT(far.fired_at, expected_at);
+    CHECK(fired_in_run > 0);
+    CHECK(!timer_is_armed(&far.timer));
+    /* passed REVOLUTIONS times before its own revolution (the last of those
+     * passes made it near), looked at once each time */
+    CHECK_EQ_INT(timer_wheel_skipped(&w), REVOLUTIONS);
+    CHECK(keepalive.fired >= (int)(REVOLUTIONS * (uint64_t)TIMER_WHEEL_SLOTS / 15000)); /* it kept running */
+    timer_cancel(&keepalive.timer);
+    CHECK_EQ_INT(timer_wheel_armed(&w), 0);
+}
+
+static void test_deadline_beyond_one_revolution(void)
+{
+    check_beyond_one_revolution(1);
+    check_beyond_one_revolution(50);
+    check_beyond_one_revolution(0); /* sleep until next_expiry */
 }
 
 static void test_extreme_times(void)
@@ -636,6 +771,9 @@ int main(void)
     test_callback_schedules_for_now();
     test_nested_run_and_self_free();
     test_sleep_until_next_expiry();
+    test_revolution_boundaries();
+    test_near_and_far_in_one_slot();
+    test_deadline_beyond_one_revolution();
     test_extreme_times();
     test_jitter();
     test_against_model();
