@@ -70,12 +70,16 @@ static const char usage_text[] =
 "  -h, --help             this text\n"
 "\n"
 "Exit status: 0 all connections opened and no errors, 2 some connection or message failed,\n"
-"3 --max-time expired, 1 usage or setup error.\n"
+"3 stopped early (--max-time expired, or SIGINT/SIGTERM: then it closes gracefully and still\n"
+"reports), 1 usage or setup error.\n"
 "\n"
 "JSON summary fields (one line): connections {requested, established, failed, failures by stage,\n"
 "closed_by_server, closed, close_forced}, messages {sent, received, errors, ...}, throughput_msgs_s,\n"
 "latency_us / connect_us / sched_lag_us {count, mean, p50, p90, p99, p999, max}, connect_rate_s,\n"
-"phases_s, self {rss_kb_*, bytes_per_conn, cpu_s_*}, watch[{pid, rss_kb_*, cpu_s_*}].\n";
+"phases_s, self and watch[] {rss_kb_start|steady|steady_end|end, cpu_s_ramp|steady|close|total,\n"
+"bytes_per_conn, cpu_us_per_conn_open, cpu_us_per_msg, cpu_us_per_close, cpu_us_per_churn_cycle},\n"
+"timed_out, interrupted, first_error, exit_code. Samples: start = before ramp, steady = after ramp,\n"
+"steady_end = after steady + drain, end = after close + --settle.\n";
 
 static const char *const proto_names[] = {"json", "messagepack", "legacy"};
 static const char *const scenario_names[] = {"idle", "echo", "broadcast", "churn"};

@@ -10,7 +10,7 @@
 
 int lg_report_exit_code(const struct lg_stats *st)
 {
-    if (st->timed_out)
+    if (st->timed_out || st->interrupted)
         return 3;
     if (st->conn_failed || st->msg_errors || st->protocol_errors || st->closed_by_server ||
         st->churn_failed || st->conn_established < st->conn_requested)
@@ -58,6 +58,10 @@ static void add_process(cJSON *o, const uint64_t rss[4], const uint64_t cpu[4], 
                             per((double)(cpu[LG_AT_STEADY_END] - cpu[LG_AT_STEADY]), (double)st->msgs_received));
     cJSON_AddNumberToObject(o, "cpu_us_per_close",
                             per((double)(cpu[LG_AT_CLOSED] - cpu[LG_AT_STEADY_END]), (double)st->closed));
+    /* Churn: the whole steady CPU divided by open+close cycles (the idle connections cost
+     * next to nothing meanwhile; run the idle scenario alone to see how much). */
+    cJSON_AddNumberToObject(o, "cpu_us_per_churn_cycle",
+                            per((double)(cpu[LG_AT_STEADY_END] - cpu[LG_AT_STEADY]), (double)st->churn_closed));
 }
 
 void lg_report_json(FILE *out, const struct lg_config *cfg, const struct lg_stats *st,
@@ -157,6 +161,7 @@ void lg_report_json(FILE *out, const struct lg_config *cfg, const struct lg_stat
     }
 
     cJSON_AddBoolToObject(root, "timed_out", st->timed_out);
+    cJSON_AddBoolToObject(root, "interrupted", st->interrupted);
     if (st->first_error[0])
         cJSON_AddStringToObject(root, "first_error", st->first_error);
     else
@@ -224,4 +229,6 @@ void lg_report_human(FILE *out, const struct lg_config *cfg, const struct lg_sta
         fprintf(out, "  first error   %s\n", st->first_error);
     if (st->timed_out)
         fprintf(out, "  TIMED OUT (--max-time %.1f s)\n", cfg->max_time);
+    if (st->interrupted)
+        fprintf(out, "  INTERRUPTED (signal): phases after the interruption were cut short\n");
 }

@@ -9,7 +9,8 @@
 #include "lg_proc.h"
 #include "lg_stats.h"
 
-/* 0 = everything worked, 2 = some connection or message failed, 3 = --max-time expired. */
+/* 0 = everything worked, 2 = some connection or message failed, 3 = stopped early (--max-time
+ * expired, or a signal). */
 int lg_report_exit_code(const struct lg_stats *st);
 
 void lg_report_json(FILE *out, const struct lg_config *cfg, const struct lg_stats *st,

@@ -51,6 +51,7 @@ struct lg_stats {
     uint64_t self_rss_kb[4];
     uint64_t self_cpu_us[4];
     int timed_out;
+    int interrupted;            /* SIGINT/SIGTERM (or the parent went away) ended it early */
     char first_error[200];
     struct lg_hist latency;     /* echo round trip, or broadcast delivery time */
     struct lg_hist connect;     /* start of negotiate to connection open */

@@ -255,6 +255,7 @@ static int phase_step(struct lg_worker *w, uint64_t now)
 {
     const struct lg_config *cfg = w->cfg;
     if (*w->stop && w->phase < PH_CLOSE) {
+        w->st.interrupted = 1;
         if (w->phase == PH_RAMP)
             w->st.ramp_us = now - w->t_phase_us;
         if (w->phase == PH_STEADY)
@@ -447,6 +448,15 @@ int lg_worker_run(struct lg_worker *w, const struct lg_config *cfg, uint32_t ind
         now = lg_now_us();
         if (now >= w->hard_deadline_us) {
             w->st.timed_out = 1;
+            /* Keep what was measured: the phase cut short still gets its length. */
+            if (w->phase == PH_RAMP)
+                w->st.ramp_us = now - w->t_phase_us;
+            else if (w->phase == PH_STEADY)
+                w->st.steady_us = now - w->t_phase_us;
+            else if (w->phase == PH_DRAIN)
+                w->st.drain_us = now - w->t_phase_us;
+            else if (w->phase == PH_CLOSE)
+                w->st.close_us = now - w->t_phase_us;
             lg_worker_error(w, "--max-time of %.1f s reached in phase %d", cfg->max_time, (int)w->phase);
             break;
         }
