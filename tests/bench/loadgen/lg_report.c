@@ -142,7 +142,9 @@ void lg_report_json(FILE *out, const struct lg_config *cfg, const struct lg_stat
     cJSON_AddNumberToObject(ph, "drain", seconds(st->drain_us));
     cJSON_AddNumberToObject(ph, "close", seconds(st->close_us));
 
-    add_process(cJSON_AddObjectToObject(root, "self"), st->self_rss_kb, st->self_cpu_us, st);
+    cJSON *self = cJSON_AddObjectToObject(root, "self");
+    add_process(self, st->self_rss_kb, st->self_cpu_us, st);
+    cJSON_AddNumberToObject(self, "slot_bytes", (double)st->slot_bytes);
 
     cJSON *wl = cJSON_AddArrayToObject(root, "watch");
     for (uint32_t i = 0; i < cfg->nwatch; i++) {

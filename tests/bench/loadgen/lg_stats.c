@@ -34,6 +34,7 @@ void lg_stats_merge(struct lg_stats *into, const struct lg_stats *from)
         into->self_cpu_us[i] += from->self_cpu_us[i];
     }
     into->timed_out |= from->timed_out;
+    into->slot_bytes = from->slot_bytes;
     into->interrupted |= from->interrupted;
     if (!into->first_error[0])
         memcpy(into->first_error, from->first_error, sizeof into->first_error);

@@ -50,6 +50,7 @@ struct lg_stats {
     /* this process (VmRSS kB / CPU us) at: start, steady start, steady end, after close */
     uint64_t self_rss_kb[4];
     uint64_t self_cpu_us[4];
+    uint64_t slot_bytes;        /* fixed memory per connection slot (struct + timer links) */
     int timed_out;
     int interrupted;            /* SIGINT/SIGTERM (or the parent went away) ended it early */
     char first_error[200];

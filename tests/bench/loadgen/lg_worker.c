@@ -432,16 +432,26 @@ static void worker_free(struct lg_worker *w)
 int lg_worker_run(struct lg_worker *w, const struct lg_config *cfg, uint32_t index,
                   uint32_t nworkers, uint32_t nconns, int ctl_fd, volatile int *stop)
 {
+    /* The first sample comes before any slot is allocated, so the growth to the steady
+     * sample is the whole per-connection cost of this process. */
+    struct lg_proc_sample self_start = lg_proc_sample(0);
+    struct lg_proc_sample watch_start[LG_MAX_WATCH][4];
+    if (ctl_fd < 0)
+        lg_sample_watch(cfg, watch_start, LG_AT_START);
     if (worker_init(w, cfg, index, nworkers, nconns, ctl_fd, stop) != 0) {
         worker_free(w);
         return -1;
     }
+    w->st.self_rss_kb[LG_AT_START] = self_start.rss_kb;
+    w->st.self_cpu_us[LG_AT_START] = self_start.cpu_us;
+    for (uint32_t i = 0; ctl_fd < 0 && i < cfg->nwatch; i++)
+        w->watch[i][LG_AT_START] = watch_start[i][LG_AT_START];
+    w->st.slot_bytes = sizeof(struct lg_conn) + 2 * sizeof(int32_t) + sizeof(uint64_t);
     struct epoll_event events[MAX_EVENTS];
     uint32_t expired[MAX_EXPIRED];
     uint64_t now = lg_now_us();
     w->t_start_us = now;
     w->hard_deadline_us = now + (uint64_t)(cfg->max_time * 1e6);
-    sample_self(w, LG_AT_START);
     enter(w, PH_RAMP, now);
 
     for (;;) {
@@ -469,6 +479,9 @@ int lg_worker_run(struct lg_worker *w, const struct lg_config *cfg, uint32_t ind
         }
         now = lg_now_us();
         for (int i = 0; i < n; i++) {
+            /* A fresh clock per event: a batch of hundreds of deliveries takes milliseconds
+             * to process, and one timestamp for all would bunch their latencies together. */
+            now = lg_now_us();
             uint64_t key = events[i].data.u64;
             if (key == CTL_KEY)
                 on_ctl(w, now);
@@ -476,6 +489,7 @@ int lg_worker_run(struct lg_worker *w, const struct lg_config *cfg, uint32_t ind
                 lg_conn_on_event(w, (uint32_t)(key >> 1), (int)(key & 1), events[i].events, now);
         }
         uint32_t m;
+        now = lg_now_us();
         do {
             m = lg_wheel_advance(&w->wheel, now / 1000, expired, MAX_EXPIRED);
             for (uint32_t i = 0; i < m; i++)
