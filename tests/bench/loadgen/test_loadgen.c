@@ -292,8 +292,8 @@ static void test_sig_legacy(void)
         "{\"C\":\"d-5C1B2A9F-A,0|B,0|C,1\",\"S\":1,\"M\":[]}",
         "{\"R\":3,\"I\":\"0\"}",
         "{\"I\":\"1\",\"E\":\"There was an error invoking Hub method 'chathub.Fail'.\"}",
-        "{\"C\":\"d-5C1B2A9F-A,1|B,0|C,1\",\"M\":[{\"H\":\"ChatHub\",\"M\":\"addMessage\",\"A\":[\"bob\",\"hello\"]},"
-        "{\"H\":\"ChatHub\",\"M\":\"broadcast\",\"A\":[\"t=99;x\"]}]}",
+        ("{\"C\":\"d-5C1B2A9F-A,1|B,0|C,1\",\"M\":[{\"H\":\"ChatHub\",\"M\":\"addMessage\",\"A\":[\"bob\",\"hello\"]},"
+         "{\"H\":\"ChatHub\",\"M\":\"broadcast\",\"A\":[\"t=99;x\"]}]}"),
         "{}",
         "{\"I\":\"P|2\",\"P\":{\"I\":\"2\",\"D\":50}}",
     };
