@@ -51,18 +51,22 @@ int main(int argc, char **argv)
     log_set_level((enum log_level)cfg.log_level);
     lws_set_log_level(cfg.log_level >= LOG_DEBUG ? LLL_ERR | LLL_WARN | LLL_NOTICE : LLL_ERR, NULL);
 
-    struct relay relay;
-    if (relay_start(&relay, &cfg) != 0) {
-        relay_destroy(&relay);
+    /* On the heap: the relay embeds its timer wheel's slot array (about 1 MiB). */
+    struct relay *relay = calloc(1, sizeof *relay);
+    if (!relay || relay_start(relay, &cfg) != 0) {
+        if (relay)
+            relay_destroy(relay);
+        free(relay);
         config_free(&cfg);
         return 1;
     }
-    running_relay = &relay;
+    running_relay = relay;
     install_signal_handlers();
-    relay_run(&relay);
+    relay_run(relay);
     log_info("relay: shutting down");
     running_relay = NULL;
-    relay_destroy(&relay);
+    relay_destroy(relay);
+    free(relay);
     config_free(&cfg);
     return 0;
 }
