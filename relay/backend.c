@@ -318,11 +318,15 @@ bool backend_link_send(struct backend_link *link, struct wsmsg *msg)
         wsmsg_free(msg);
         return false;
     }
-    msg_queue_push(&link->out, msg);
+    link->relay->stats.messages_to_backend++;
+    link->relay->stats.bytes_to_backend += msg->len;
+    if (link->state != LINK_OPEN || !link->wsi) {
+        msg_queue_push(&link->out, msg); /* written once the WebSocket is open */
+    } else if (!wsmsg_send(link->wsi, &link->out, msg)) {
+        return false;
+    }
     if (link->out.bytes > link->relay->cfg->max_buffered_bytes)
         link->above_high_water = true;
-    if (link->state == LINK_OPEN && link->wsi)
-        lws_callback_on_writable(link->wsi);
     return true;
 }
 
@@ -387,25 +391,14 @@ static int link_receive(struct backend_link *link, struct lws *wsi, const void *
 
 static int link_writeable(struct backend_link *link, struct lws *wsi)
 {
-    struct wsmsg *m = msg_queue_pop(&link->out);
-    if (m) {
-        int n = lws_write(wsi, m->payload, m->len, m->binary ? LWS_WRITE_BINARY : LWS_WRITE_TEXT);
-        link->relay->stats.messages_to_backend++;
-        link->relay->stats.bytes_to_backend += m->len;
-        wsmsg_free(m);
-        if (n < 0)
-            return -1;
-    }
+    if (!wsmsg_flush(wsi, &link->out))
+        return -1;
     if (link->above_high_water && link->out.bytes <= link->relay->cfg->max_buffered_bytes / 2) {
         link->above_high_water = false;
         if (link->ops && link->ops->drained)
             link->ops->drained(link->owner);
     }
-    if (!msg_queue_is_empty(&link->out)) {
-        lws_callback_on_writable(wsi);
-        return 0;
-    }
-    if (link->state == LINK_CLOSING) {
+    if (link->state == LINK_CLOSING && msg_queue_is_empty(&link->out) && !lws_partial_buffered(wsi)) {
         lws_close_reason(wsi, LWS_CLOSE_STATUS_NORMAL, NULL, 0);
         return -1;
     }

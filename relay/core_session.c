@@ -40,10 +40,8 @@ static bool is_binary(const struct core_session *s)
 
 static void queue_to_client(struct core_session *s, struct wsmsg *m)
 {
-    msg_queue_push(&s->to_client, m);
     s->last_sent_ms = clock_now_ms();
-    if (s->wsi)
-        lws_callback_on_writable(s->wsi);
+    wsmsg_send(s->wsi, &s->to_client, m);
     if (!s->backend_paused && s->backend && s->to_client.bytes > s->relay->cfg->max_buffered_bytes) {
         s->backend_paused = true;
         s->relay->stats.flow_control_pauses++;
@@ -422,22 +420,13 @@ int core_session_receive(struct core_session *s, const void *in, size_t len)
 
 int core_session_writeable(struct core_session *s)
 {
-    struct wsmsg *m = msg_queue_pop(&s->to_client);
-    if (m) {
-        int n = lws_write(s->wsi, m->payload, m->len, m->binary ? LWS_WRITE_BINARY : LWS_WRITE_TEXT);
-        wsmsg_free(m);
-        if (n < 0)
-            return -1;
-    }
+    if (!wsmsg_flush(s->wsi, &s->to_client))
+        return -1;
     if (s->backend_paused && s->backend && s->to_client.bytes <= s->relay->cfg->max_buffered_bytes / 2) {
         s->backend_paused = false;
         backend_link_pause_reading(s->backend, false);
     }
-    if (!msg_queue_is_empty(&s->to_client)) {
-        lws_callback_on_writable(s->wsi);
-        return 0;
-    }
-    if (s->state == CORE_CLOSING) {
+    if (s->state == CORE_CLOSING && msg_queue_is_empty(&s->to_client) && !lws_partial_buffered(s->wsi)) {
         lws_close_reason(s->wsi, LWS_CLOSE_STATUS_NORMAL, NULL, 0);
         return -1;
     }

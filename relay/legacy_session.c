@@ -62,9 +62,16 @@ static void queue_text(struct legacy_session *s, const char *data, size_t len)
     struct wsmsg *m = wsmsg_copy(data, len, false);
     if (!m)
         return;
-    msg_queue_push(&s->to_client, m);
     s->last_sent_ms = clock_now_ms();
-    lws_callback_on_writable(s->wsi);
+    s->relay->stats.messages_to_clients++;
+    s->relay->stats.bytes_to_clients += len;
+    if (!s->channel_live) {
+        /* Not established yet: lws writes nothing before ESTABLISHED. */
+        msg_queue_push(&s->to_client, m);
+        lws_callback_on_writable(s->wsi);
+        return;
+    }
+    wsmsg_send(s->wsi, &s->to_client, m);
 }
 
 /* {"C":"<cursor of last>","M":[elements...]} with the given head flags. */
@@ -879,22 +886,9 @@ int legacy_session_receive(struct legacy_session *s, const void *in, size_t len)
 
 int legacy_session_writeable(struct legacy_session *s, struct lws *wsi)
 {
-    if (wsi != s->wsi)
+    if (wsi != s->wsi || !wsmsg_flush(wsi, &s->to_client))
         return -1;
-    struct wsmsg *m = msg_queue_pop(&s->to_client);
-    if (m) {
-        int n = lws_write(wsi, m->payload, m->len, LWS_WRITE_TEXT);
-        s->relay->stats.messages_to_clients++;
-        s->relay->stats.bytes_to_clients += m->len;
-        wsmsg_free(m);
-        if (n < 0)
-            return -1;
-    }
-    if (!msg_queue_is_empty(&s->to_client)) {
-        lws_callback_on_writable(wsi);
-        return 0;
-    }
-    if (s->closing) {
+    if (s->closing && msg_queue_is_empty(&s->to_client) && !lws_partial_buffered(wsi)) {
         lws_close_reason(wsi, LWS_CLOSE_STATUS_NORMAL, NULL, 0);
         return -1;
     }

@@ -87,3 +87,34 @@ void msg_queue_clear(struct msg_queue *q)
     while ((m = msg_queue_pop(q)) != NULL)
         wsmsg_free(m);
 }
+
+static bool write_one(struct lws *wsi, struct wsmsg *m)
+{
+    int n = lws_write(wsi, m->payload, m->len, m->binary ? LWS_WRITE_BINARY : LWS_WRITE_TEXT);
+    wsmsg_free(m);
+    return n >= 0;
+}
+
+bool wsmsg_send(struct lws *wsi, struct msg_queue *q, struct wsmsg *m)
+{
+    if (msg_queue_is_empty(q) && !lws_partial_buffered(wsi)) {
+        if (write_one(wsi, m))
+            return true;
+        lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
+        return false;
+    }
+    msg_queue_push(q, m);
+    lws_callback_on_writable(wsi);
+    return true;
+}
+
+bool wsmsg_flush(struct lws *wsi, struct msg_queue *q)
+{
+    struct wsmsg *m;
+    while (!lws_partial_buffered(wsi) && (m = msg_queue_pop(q)) != NULL)
+        if (!write_one(wsi, m))
+            return false;
+    if (!msg_queue_is_empty(q))
+        lws_callback_on_writable(wsi);
+    return true;
+}

@@ -41,4 +41,19 @@ struct wsmsg *msg_queue_pop(struct msg_queue *q);
 void msg_queue_clear(struct msg_queue *q);
 static inline bool msg_queue_is_empty(const struct msg_queue *q) { return q->count == 0; }
 
+struct lws;
+
+/* Sends m on an established WebSocket: at once when nothing is ahead of it
+ * (the queue is empty and lws holds no unsent rest of an earlier write),
+ * otherwise queued behind the others with a WRITEABLE callback requested.
+ * Writing at once saves the epoll_ctl pair and the loop turn that every
+ * lws_callback_on_writable round trip costs, per message. Ownership of m
+ * passes in every case. False when the socket failed: lws will close it. */
+bool wsmsg_send(struct lws *wsi, struct msg_queue *q, struct wsmsg *m);
+
+/* From the WRITEABLE callback: writes queued messages while the socket takes
+ * them whole, and asks for another callback if some remain. False on a write
+ * error (the callback then returns -1). */
+bool wsmsg_flush(struct lws *wsi, struct msg_queue *q);
+
 #endif
