@@ -4,6 +4,8 @@
 #  2. the same suites through signalr-relay (a difference between 1 and 2 is a relay bug),
 #  3. the stock legacy clients (jQuery 2.4.3 in headless Chromium, .NET 2.4.2) through the relay's
 #     /signalr endpoint, translated to the same backend hubs.
+#  4. the captured sessions of those clients (fixtures/legacy) replayed against the same relay, the
+#     server's side compared with the recording (tests/legacy/capture/replay.mjs).
 # The relay runs from the ASan/UBSan build when there is one, so a leak or memory error found under
 # real traffic fails the run too.
 set -uo pipefail
@@ -28,6 +30,9 @@ SIGNALR_URL=$RELAY_URL SIGNALR_EXPECT_TRANSPORTS=WebSockets SIGNALR_EXPECT_FORWA
 
 echo "=== legacy clients through the relay ($RELAY_URL/signalr)"
 SIGNALR_LEGACY_URL=$RELAY_URL/signalr tests/legacy/run.sh || status=1
+
+echo "=== captured legacy sessions (fixtures/legacy) replayed through the same relay"
+SIGNALR_LEGACY_URL=$RELAY_URL/signalr tests/legacy/capture/run.sh || status=1
 
 relay_stop || { echo "the relay did not shut down cleanly"; status=1; }
 exit $status

@@ -31,6 +31,7 @@ public sealed class Scenarios
         ("streaming method Counter: every item as progress, then completion", Counter),
         ("Stop(): prompt, and the backend runs OnDisconnectedAsync without error", StopDisconnects),
         ("reconnect: after a cut connection nothing broadcast meanwhile is lost or doubled", Reconnect),
+        ("fixture session: Echo of several types, HubException, broadcast, Counter progress, Stop", FixtureSession),
     };
 
     private static string Unique(string prefix) =>
@@ -331,5 +332,47 @@ public sealed class Scenarios
         Check.Equal(15, await a.Invoke<int>("ChatHub", "Add", 7, 8), "Add after the reconnect");
         Check.SameJson(JObject.Parse("{\"disconnected\":false,\"hub\":null,\"error\":null}"),
                        await DisconnectInfo(b, a.BackendId), "backend's disconnect record of a");
+    }
+
+    // One connection's whole life in one scenario, with small payloads only: what
+    // scripts/capture-legacy-fixtures.sh records as fixtures/legacy/dotnet-*-session.jsonl (selected
+    // by SIGNALR_LEGACY_ONLY="fixture session").
+    private async Task FixtureSession()
+    {
+        var a = await ConnectChat();
+        try
+        {
+            foreach (string json in new[] { "\"hello\"", "\"h\u00e9llo \u65e5\u672c \U0001F389\"", "42", "-7",
+                                            "9007199254740993", "3.141592653589793", "true", "[1,\"two\",null,[3]]",
+                                            "{\"name\":\"n\",\"inner\":{\"deep\":[null,false]}}" })
+            {
+                var v = JToken.Parse(json);
+                Check.SameJson(v, await a.Invoke<JToken>("ChatHub", "Echo", v), $"Echo of {json}");
+            }
+            Check.True(await a.Invoke<JToken>("ChatHub", "Echo", (object?)null) is null, "Echo of null");
+            Check.Equal(42, await a.Invoke<int>("ChatHub", "Add", 40, 2), "Add(40, 2)");
+
+            var e = await Check.Throws<HubException>(() => a.Invoke("ChatHub", "ThrowHubException", "fixture failure \"q\""),
+                                                      "ThrowHubException");
+            Check.Equal("fixture failure \"q\"", e.Message, "HubException.Message");
+
+            await a.Invoke("ChatHub", "Broadcast", "fixture broadcast");
+            var got = await a.WaitForEvents("ChatHub", "broadcast", 1, ev => ev.Args[0].Value<string>() == "fixture broadcast");
+            Check.Equal(1, got.Count, "broadcasts received");
+
+            var items = new List<int>();
+            await a.Hub("ChatHub").Invoke<int>("Counter", i => { lock (items) items.Add(i); }, 3, 10)
+                .WaitAsync(LegacyClient.Timeout);
+            lock (items)
+                Check.SequenceEqual(new[] { 0, 1, 2 }, items, "progress items");
+
+            var took = await a.Stop(TimeSpan.FromSeconds(10));
+            Check.Equal(ConnectionState.Disconnected, a.Connection.State, "state after Stop");
+            Check.True(took < TimeSpan.FromSeconds(5), $"Stop() blocked {took.TotalSeconds:0.0} s");
+        }
+        finally
+        {
+            await a.DisposeAsync();
+        }
     }
 }

@@ -223,16 +223,22 @@
         },
 
         // Simulates a dropped transport from the client side: closes the live WebSocket with a
-        // non-1000 code, without /abort. The jQuery client sees the close and reconnects after its
-        // reconnectDelay (2000 ms).
+        // non-1000 code, without /abort, and answers once the socket has closed (so whatever the
+        // test does next happens after the server saw the close, also in a recording of it). The
+        // jQuery client sees the close and reconnects after its reconnectDelay (2000 ms).
         dropSocket: function (name, code, reason) {
             var c = client(name);
             var socket = c.connection.socket;
             if (!socket) {
                 return { dropped: false, state: snapshot(c) };
             }
+            var closed = new Promise(function (resolve) {
+                socket.addEventListener("close", function () { resolve(); });
+            });
             socket.close(code, reason);
-            return { dropped: true, reconnectDelay: c.connection.reconnectDelay, state: snapshot(c) };
+            return withTimeout(closed, 5000, "close of the socket of '" + name + "'").then(function () {
+                return { dropped: true, reconnectDelay: c.connection.reconnectDelay, state: snapshot(c) };
+            });
         },
 
         // stop(): /abort to the server (fetch keepalive), socket closed, state disconnected.

@@ -364,3 +364,34 @@ scenario("reconnect: a dropped socket comes back and nothing broadcast meanwhile
     assert.equal(await value(page, "a", "chatHub", "Add", 7, 8), 15);
     assert.deepStrictEqual(await disconnectInfo(page, "b", backendId), { disconnected: false, hub: null, error: null });
 });
+
+// One connection's whole life in one scenario, with small payloads only: what
+// scripts/capture-legacy-fixtures.sh records as fixtures/legacy/jquery-*-session.jsonl (selected by
+// the name prefix "fixture session"). Expected values: the backend's hub code and spec §6.2/§6.3.
+scenario("fixture session: Echo of several types, HubException, broadcast, Counter progress, ping, stop", async (page) => {
+    await connectChat(page, "a");
+    const values = ["hello", "h\u00e9llo \u65e5\u672c \u{1F389}", 42, -7, Number.MAX_SAFE_INTEGER, 3.141592653589793,
+        true, [1, "two", null, [3]], { name: "n", inner: { deep: [null, false] } }];
+    for (const v of values) {
+        assert.deepStrictEqual(await call(page, "a", "chatHub", "Echo", v),
+            { ok: true, value: v, hasValue: true, progress: [] }, `Echo of ${JSON.stringify(v)}`);
+    }
+    assert.equal((await call(page, "a", "chatHub", "Echo", null)).hasValue, false, "Echo of null leaves R out");
+    assert.equal(await value(page, "a", "chatHub", "Add", 40, 2), 42);
+
+    const failure = await page.invoke("a", "chatHub", "ThrowHubException", "fixture failure \"q\"");
+    assert.equal(failure.ok, false, "ThrowHubException did not fail");
+    assert.equal(failure.error.source, "HubException");
+    assert.equal(failure.error.message, "fixture failure \"q\"");
+
+    await call(page, "a", "chatHub", "Broadcast", "fixture broadcast");
+    const [received] = await page.waitForEvents("a", "chatHub", "broadcast", 1, "fixture broadcast");
+    assert.deepStrictEqual(received.args, ["fixture broadcast"]);
+
+    assert.deepStrictEqual(await call(page, "a", "chatHub", "Counter", 3, 10),
+        { ok: true, value: undefined, hasValue: false, progress: [0, 1, 2] });
+    assert.deepStrictEqual(await page.ping("a"), { ok: true });
+
+    const stopped = await page.stop("a");
+    assert.equal(stopped.state, "disconnected");
+});

@@ -1,0 +1,95 @@
+// The captured legacy sessions in fixtures/legacy/: first what each must contain (so a refreshed
+// capture that lost a step, leaked a token or grew a big payload is noticed), then each one replayed
+// against a running relay at SIGNALR_LEGACY_URL (skipped when it is not set), one after another
+// (a broadcast of one replay would otherwise reach the connections of another).
+//
+//   SIGNALR_LEGACY_URL=http://127.0.0.1:8080/signalr node --test test/fixtures.test.mjs
+//   SIGNALR_REPLAY_PACE=1   keep the recorded pauses (default 0: as fast as the answers come)
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseFixture, replayFixture } from "../replay.mjs";
+
+const FIXTURE_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../../fixtures/legacy");
+const LEGACY_URL = process.env.SIGNALR_LEGACY_URL || "";
+const PACE = Number(process.env.SIGNALR_REPLAY_PACE || 0);
+const MAX_BYTES = 64 * 1024;
+
+const files = fs.existsSync(FIXTURE_DIR) ? fs.readdirSync(FIXTURE_DIR).filter((f) => f.endsWith(".jsonl")).sort() : [];
+
+test("fixtures/legacy has a session and a reconnect capture for each client", () => {
+    for (const client of ["jquery", "dotnet"]) {
+        for (const scenario of ["session", "reconnect"]) {
+            assert.ok(files.some((f) => f.startsWith(`${client}-`) && f.endsWith(`-webSockets-${scenario}.jsonl`)),
+                `no ${client} ${scenario} fixture in ${FIXTURE_DIR} (scripts/capture-legacy-fixtures.sh makes them)`);
+        }
+    }
+});
+
+const frames = (events, dir) => events.filter((e) => e.type === "ws-frame" && e.dir === dir && e.text !== undefined)
+    .map((e) => ({ ...e, json: JSON.parse(e.text) }));
+const elements = (events) => frames(events, "s2c").flatMap((f) => (Array.isArray(f.json.M) ? f.json.M : []));
+const requests = (events, suffix) => events.filter((e) => e.type === "http-request" && e.path.endsWith(suffix));
+
+for (const file of files) {
+    const text = fs.readFileSync(path.join(FIXTURE_DIR, file), "utf8");
+
+    test(`${file}: small, masked, complete`, () => {
+        assert.ok(Buffer.byteLength(text) <= MAX_BYTES, `${Buffer.byteLength(text)} bytes`);
+        const fixture = parseFixture(text, file);
+        const listed = new Set(fixture.placeholders);
+        for (const used of new Set(text.match(/<(connectionToken|connectionId|cursor|groupsToken|backendId)[^>]*>/g) ?? [])) {
+            assert.ok(listed.has(used), `${used} is not in the end line`);
+        }
+        // Per-run values never appear in clear: no GUID (legacy connection ids), every token and
+        // cursor the client sent back is a placeholder.
+        assert.doesNotMatch(text, /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/i);
+        for (const e of fixture.events.filter((x) => x.query)) {
+            for (const [name, value] of e.query) {
+                if (["connectionToken", "messageId", "groupsToken"].includes(name)) {
+                    assert.match(value, /^<\w+[#:.\d]*>$/, `line ${e.line}: ${name}=${value}`);
+                }
+            }
+        }
+    });
+
+    if (file.endsWith("-session.jsonl")) {
+        test(`${file}: a whole session (negotiate, connect, start, Echo, HubException, broadcast, Counter progress, abort)`, () => {
+            const { events } = parseFixture(text, file);
+            for (const step of ["/negotiate", "/start", "/abort"]) {
+                assert.ok(requests(events, step).length >= 1, `no ${step} request`);
+            }
+            assert.ok(events.some((e) => e.type === "ws-open" && e.path.endsWith("/connect")), "no /connect");
+            const calls = frames(events, "c2s").map((f) => f.json.M);
+            assert.ok(calls.filter((m) => m === "Echo").length >= 5, `Echo calls: ${calls}`);
+            assert.ok(calls.includes("ThrowHubException") && calls.includes("Broadcast") && calls.includes("Counter"), `calls: ${calls}`);
+            assert.ok(frames(events, "s2c").some((f) => f.json.H === true && typeof f.json.E === "string"), "no HubException result");
+            assert.ok(elements(events).some((m) => m.M === "broadcast"), "no broadcast received");
+            assert.ok(elements(events).filter((m) => typeof m.I === "string" && m.I.startsWith("P|")).length >= 3, "no Counter progress");
+        });
+    }
+
+    if (file.endsWith("-reconnect.jsonl")) {
+        test(`${file}: a cut socket, broadcasts meanwhile, /reconnect with messageId, the replay`, () => {
+            const { events } = parseFixture(text, file);
+            const reconnect = events.find((e) => e.type === "ws-open" && e.path.endsWith("/reconnect"));
+            assert.ok(reconnect, "no /reconnect");
+            assert.match(new Map(reconnect.query).get("messageId") ?? "", /^<cursor:\d+\.\d+>$/);
+            const cut = events.find((e) => e.type === "ws-close" && e.by === "client" && e.line < reconnect.line);
+            assert.ok(cut && cut.code !== 1000, "the socket was not cut before the reconnect");
+            const away = frames(events, "c2s").filter((f) => f.line > cut.line && f.line < reconnect.line && f.json.M === "Broadcast");
+            assert.ok(away.length >= 1, "nothing broadcast while away");
+            const replayed = frames(events, "s2c").filter((f) => f.ws === reconnect.ws).flatMap((f) => f.json.M ?? []);
+            for (const b of away) {
+                assert.ok(replayed.some((m) => m.M === "broadcast" && m.A[0] === b.json.A[0]), `${b.json.A[0]} not replayed`);
+            }
+        });
+    }
+
+    test(`${file}: replays against the relay`, { skip: LEGACY_URL ? false : "SIGNALR_LEGACY_URL is not set" }, async () => {
+        const result = await replayFixture(parseFixture(text, file), { target: new URL(LEGACY_URL).origin, pace: PACE });
+        assert.ok(result.ok, result.failure);
+    });
+}

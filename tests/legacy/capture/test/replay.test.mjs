@@ -1,0 +1,211 @@
+// The replayer itself, without a relay: its JSON and placeholder matching, and whole replays of a
+// hand-written fixture (docs/FIXTURES.md) against a small fake legacy server on 127.0.0.1 that
+// batches differently, sends keep-alives, or misbehaves in one way at a time. A misbehaviour must
+// fail the replay, the rest must pass.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import http from "node:http";
+import { WebSocketServer } from "ws";
+import { Bindings, matchJson, matchString, parseFixture, parseJson, replayFixture } from "../replay.mjs";
+
+test("parseJson keeps integers beyond 2^53 and member order", () => {
+    const v = parseJson('{"b":9007199254740993,"a":[1.5e3,"x",null,true],"1":{}}');
+    assert.deepStrictEqual([...v.keys()], ["b", "a", "1"]);
+    assert.equal(v.get("b").text, "9007199254740993");
+    const bindings = new Bindings();
+    assert.equal(matchJson(v, parseJson('{"b":9007199254740993,"a":[1500,"x",null,true],"1":{}}'), bindings), null);
+    assert.match(matchJson(v, parseJson('{"b":9007199254740992,"a":[1500,"x",null,true],"1":{}}'), bindings), /\$\.b: expected 9007199254740993, got 9007199254740992/);
+    assert.throws(() => parseJson("{bad"), SyntaxError);
+});
+
+test("matchJson: types, member sets, and member order only when asked", () => {
+    const b = new Bindings();
+    assert.match(matchJson(parseJson('{"I":"0"}'), parseJson('{"I":0}'), b), /\$\.I: expected string "0", got number 0/);
+    assert.match(matchJson(parseJson('{"I":"0","R":1}'), parseJson('{"I":"0"}'), b), /missing \["R"\]/);
+    assert.match(matchJson(parseJson("[1,2]"), parseJson("[1,2,3]"), b), /expected 2 elements/);
+    assert.equal(matchJson(parseJson('{"R":1,"I":"0"}'), parseJson('{"I":"0","R":1}'), b), null);
+    assert.match(matchJson(parseJson('{"R":1,"I":"0"}'), parseJson('{"I":"0","R":1}'), b, { ordered: true }), /member order \["I","R"\], recorded \["R","I"\]/);
+});
+
+test("placeholders bind once, stay consistent, and two of a family never share a value", () => {
+    const b = new Bindings();
+    assert.equal(matchString("<cursor:1.1>", "abc-1", b), null);
+    assert.equal(matchString("<cursor:1.1>", "abc-1", b), null);
+    assert.match(matchString("<cursor:1.1>", "abc-2", b), /was "abc-1" earlier in this run/);
+    assert.match(matchString("<cursor:1.2>", "abc-1", b), /already <cursor:1.1>/);
+    // Another connection's cursors are another family: the same text is fine there.
+    assert.equal(matchString("<cursor:2.1>", "abc-1", b), null);
+    assert.match(matchString("<cursor:1.3>", 7, b), /expected a string/);
+    // Backend ids have a shape, and may sit inside longer strings.
+    assert.match(matchString("<backendId:1>", "short", b), /is not a backendId/);
+    assert.equal(matchString("id <backendId:1> and <backendId:1>", "id AAAAAAAAAAAAAAAAAAAAAA and AAAAAAAAAAAAAAAAAAAAAA", b), null);
+    assert.equal(b.get("<backendId:1>"), "AAAAAAAAAAAAAAAAAAAAAA");
+    assert.match(matchString("id <backendId:1>", "id BBBBBBBBBBBBBBBBBBBBBB", b), /expected "id <backendId:1>"/);
+    // Not a placeholder: compared as text.
+    assert.equal(matchString("</script>", "</script>", b), null);
+});
+
+// ------------------------------------------------------------------ a whole replay
+
+const line = (o) => JSON.stringify(o);
+const frame = (ws, t, dir, value) => line({ type: "ws-frame", ws, t, dir, text: typeof value === "string" ? value : JSON.stringify(value) });
+const welcome = { H: "h", M: "welcome", A: ["<backendId:1>"] };
+const note = (n) => ({ H: "h", M: "note", A: [n] });
+
+// One legacy connection: negotiate, connect (init frame, welcome), an invocation answered after two
+// pushes (recorded in one frame), a dropped socket, a reconnect from the last cursor that replays
+// one push, abort.
+const FIXTURE = [
+    line({ type: "session", format: "signalr-legacy-capture", version: 1, label: "hand-written", upstream: "http://<upstream>" }),
+    line({ type: "http-request", id: 1, t: 1, method: "GET", path: "/signalr/negotiate", rawQuery: "clientProtocol=2.1&_=<timestamp>",
+        query: [["clientProtocol", "2.1"], ["_", "<timestamp>"]], headers: { "user-agent": "test" }, body: "" }),
+    line({ type: "http-response", id: 1, t: 2, tEnd: 2, status: 200, headers: { "content-type": "application/json; charset=UTF-8" },
+        body: '{"Url":"/signalr","ConnectionToken":"<connectionToken>","ConnectionId":"<connectionId>","Big":9007199254740993}' }),
+    line({ type: "ws-open", ws: 1, t: 3, path: "/signalr/connect", rawQuery: "transport=webSockets&connectionToken=<connectionToken>&tid=<tid>",
+        query: [], headers: { "user-agent": "test", origin: "<origin>" } }),
+    line({ type: "ws-accepted", ws: 1, t: 4, status: 101 }),
+    frame(1, 5, "s2c", '{"C":"<cursor:1.1>","S":1,"M":[]}'),
+    frame(1, 6, "s2c", { C: "<cursor:1.2>", M: [welcome] }),
+    frame(1, 7, "c2s", { H: "h", M: "Echo", A: ["<backendId:1>"], I: 0 }),
+    frame(1, 9, "s2c", { C: "<cursor:1.3>", M: [note(1), note(2)] }),
+    frame(1, 10, "s2c", '{"R":"<backendId:1> echoed","I":"0"}'),
+    line({ type: "ws-close", ws: 1, t: 11, by: "client", code: 4000, reason: "drop" }),
+    line({ type: "ws-open", ws: 2, t: 12, path: "/signalr/reconnect", rawQuery: "transport=webSockets&messageId=<cursor:1.3>&connectionToken=<connectionToken>",
+        query: [], headers: {} }),
+    line({ type: "ws-accepted", ws: 2, t: 13, status: 101 }),
+    frame(2, 14, "s2c", { C: "<cursor:1.4>", M: [note(3)] }),
+    line({ type: "http-request", id: 2, t: 15, method: "POST", path: "/signalr/abort", rawQuery: "connectionToken=<connectionToken>", query: [], headers: {}, body: "" }),
+    line({ type: "http-response", id: 2, t: 16, tEnd: 16, status: 200, headers: { "content-type": "text/plain" }, body: "" }),
+    line({ type: "ws-close", ws: 2, t: 17, by: "server", code: 1000, reason: "" }),
+    line({ type: "end", t: 18, placeholders: [] }),
+].join("\n") + "\n";
+
+const TOKEN = "tok/1+=&x"; // needs percent-encoding in a query
+const BACKEND_ID = "Zb3_-Qx9aaaaaaaaaaaaaa";
+
+// A legacy server that plays its part of FIXTURE, with cursors "c-<messages so far>". `how`
+// changes one thing:
+//   batched    init and welcome in one frame (any batching is allowed: spec §5.1)
+//   split      the two pushes in two frames
+//   keepalives {} between frames (allowed)
+//   noInit     no "S":1 init frame, the welcome alone
+//   numberId   the hub result's I as a number
+//   rounded    the negotiate's Big through a double
+//   noReplay   the reconnect replays nothing
+//   swapped    the two pushes in the other order
+//   sameCursor the pushes' frame with the welcome frame's cursor
+//   wrongClose the server closes the reconnected socket with 1011
+async function fakeServer(how) {
+    const seen = { messageId: null, token: null, origin: null, echoArg: null };
+    let live = null;
+    const httpServer = http.createServer((req, res) => {
+        const url = new URL(req.url, "http://x");
+        if (url.pathname === "/signalr/negotiate") {
+            const big = how === "rounded" ? "9007199254740992" : "9007199254740993";
+            res.writeHead(200, { "content-type": "application/json; charset=UTF-8" });
+            res.end(`{"Url":"/signalr","ConnectionToken":${JSON.stringify(TOKEN)},"ConnectionId":"cid-1","Big":${big}}`);
+        } else if (url.pathname === "/signalr/abort") {
+            res.writeHead(200, { "content-type": "text/plain" }).end();
+            setTimeout(() => live?.close(how === "wrongClose" ? 1011 : 1000), 20);
+        } else {
+            res.writeHead(404).end();
+        }
+    });
+    const wss = new WebSocketServer({ noServer: true });
+    httpServer.on("upgrade", (req, socket, head) => {
+        const url = new URL(req.url, "http://x");
+        seen.token = url.searchParams.get("connectionToken");
+        if (url.pathname === "/signalr/connect") seen.origin = req.headers.origin ?? null;
+        wss.handleUpgrade(req, socket, head, (ws) => {
+            live = ws;
+            const send = (v) => ws.send(typeof v === "string" ? v : JSON.stringify(v));
+            const w = { H: "h", M: "welcome", A: [BACKEND_ID] };
+            if (url.pathname === "/signalr/connect") {
+                if (how === "batched") {
+                    send({ C: "c-1", S: 1, M: [w] });
+                } else if (how === "noInit") {
+                    send({ C: "c-1", M: [w] });
+                } else {
+                    send({ C: "c-0", S: 1, M: [] });
+                    if (how === "keepalives") send("{}");
+                    send({ C: "c-1", M: [w] });
+                }
+                ws.on("message", (data) => {
+                    const msg = JSON.parse(data.toString());
+                    seen.echoArg = msg.A[0];
+                    const notes = how === "swapped" ? [note(2), note(1)] : [note(1), note(2)];
+                    if (how === "split") {
+                        send({ C: "c-2", M: [notes[0]] });
+                        send({ C: "c-3", M: [notes[1]] });
+                    } else {
+                        if (how === "keepalives") send("{}");
+                        send({ C: how === "sameCursor" ? "c-1" : "c-3", M: notes });
+                    }
+                    send(how === "numberId" ? `{"R":"${msg.A[0]} echoed","I":0}` : `{"R":"${msg.A[0]} echoed","I":"0"}`);
+                });
+            } else {
+                seen.messageId = url.searchParams.get("messageId");
+                if (how !== "noReplay") send({ C: "c-4", M: [note(3)] });
+            }
+        });
+    });
+    await new Promise((resolve) => httpServer.listen(0, "127.0.0.1", resolve));
+    return {
+        target: `http://127.0.0.1:${httpServer.address().port}`,
+        seen,
+        close: async () => {
+            for (const c of wss.clients) c.terminate();
+            await new Promise((resolve) => httpServer.close(resolve));
+        },
+    };
+}
+
+async function replayAgainst(how) {
+    const server = await fakeServer(how);
+    try {
+        const result = await replayFixture(parseFixture(FIXTURE), { target: server.target, timeoutMs: 1500, graceMs: 100 });
+        return { result, seen: server.seen, target: server.target };
+    } finally {
+        await server.close();
+    }
+}
+
+for (const how of ["as recorded", "batched", "split", "keepalives"]) {
+    test(`a server that answers like the recording passes (${how})`, async () => {
+        const { result, seen, target } = await replayAgainst(how);
+        assert.equal(result.failure, null);
+        assert.ok(result.ok);
+        // This run's values went where the placeholders were: the token (percent-encoded in the
+        // query, decoded by the server), the backend id learned from the welcome, the cursor of
+        // the frame that ended with the second push (however the pushes were batched), the origin.
+        assert.equal(seen.token, TOKEN);
+        assert.equal(seen.echoArg, BACKEND_ID);
+        assert.equal(seen.messageId, "c-3");
+        assert.equal(seen.origin, target);
+        assert.equal(result.bindings.get("<cursor:1.3>"), "c-3");
+        assert.equal(result.stats.keepAlivesIgnored, how === "keepalives" ? 2 : 0);
+    });
+}
+
+const BROKEN = {
+    noInit: /line 6: .*expected a frame with \{"S":1\} here/,
+    numberId: /line 10: .*\$\.I: expected string "0", got number 0/,
+    rounded: /line 3: .*\$\.Big: expected 9007199254740993, got 9007199254740992/,
+    noReplay: /timed out .* waiting for line 14: ws 2 s2c/,
+    swapped: /line 9: .*\$\.M\[\]\.A\[0\]: expected 1, got 2/,
+    sameCursor: /<cursor:1.3>: "c-1" is already <cursor:1.2>/,
+    wrongClose: /line 17: .*close 1011 "", recorded 1000/,
+};
+
+for (const [how, why] of Object.entries(BROKEN)) {
+    test(`a server that differs fails the replay (${how})`, async () => {
+        const { result } = await replayAgainst(how);
+        assert.equal(result.ok, false);
+        assert.match(result.failure, why);
+    });
+}
+
+test("parseFixture refuses other versions and truncated files", () => {
+    assert.throws(() => parseFixture(FIXTURE.replace('"version":1', '"version":2')), /format version 2/);
+    assert.throws(() => parseFixture(FIXTURE.split("\n").slice(0, -2).join("\n")), /no end line/);
+});
