@@ -594,14 +594,37 @@ static void arm_keepalive(struct legacy_session *s)
     relay_timer_schedule(s->relay, &s->keepalive_timer, s->last_sent_ms + s->relay->cfg->legacy_keepalive_ms);
 }
 
+/* Keep-alive `{}` when nothing else was sent for an interval, as the original.
+ * Dead-connection detection, which legacy WebSocket clients leave to the
+ * server: when nothing was heard from the client for an interval, a WebSocket
+ * ping goes out (every client's WebSocket stack answers it); when nothing was
+ * heard for the KeepAliveTimeout the clients themselves use (2 intervals) plus
+ * one more interval, the socket is declared dead and closed, and the session
+ * waits for a /reconnect as after any other drop. */
 static void keepalive_due(struct timer_entry *e)
 {
     struct legacy_session *s = list_container_of(e, struct legacy_session, keepalive_timer);
     if (!s->wsi || s->closing)
         return;
-    if (clock_now_ms() - s->last_sent_ms >= s->relay->cfg->legacy_keepalive_ms)
+    uint64_t now = clock_now_ms(), interval = s->relay->cfg->legacy_keepalive_ms;
+    if (now - s->last_heard_ms >= 3 * interval) {
+        log_info("legacy %s: nothing heard from the client for %llu ms; closing its dead socket", s->connection_id,
+                 (unsigned long long)(now - s->last_heard_ms));
+        lws_set_timeout(s->wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
+        return;
+    }
+    if (now - s->last_heard_ms >= interval) {
+        s->ping_due = true;
+        lws_callback_on_writable(s->wsi);
+    }
+    if (now - s->last_sent_ms >= interval)
         queue_text(s, LEGACY_KEEPALIVE_FRAME, sizeof LEGACY_KEEPALIVE_FRAME - 1);
-    arm_keepalive(s);
+    relay_timer_schedule(s->relay, &s->keepalive_timer, now + interval);
+}
+
+void legacy_session_heard(struct legacy_session *s)
+{
+    s->last_heard_ms = clock_now_ms();
 }
 
 static void disconnect_due(struct timer_entry *e)
@@ -757,6 +780,7 @@ void legacy_session_established(struct legacy_session *s)
     buf_free(&frame);
     s->channel_live = true;
     s->last_sent_ms = clock_now_ms();
+    s->last_heard_ms = s->last_sent_ms;
     arm_keepalive(s);
 }
 
@@ -855,6 +879,7 @@ static void handle_client_text(struct legacy_session *s, const char *data, size_
 int legacy_session_receive(struct legacy_session *s, const void *in, size_t len)
 {
     size_t limit = s->relay->cfg->max_message_bytes;
+    s->last_heard_ms = clock_now_ms();
     if (s->closing)
         return 0;
     if (!s->rx_partial) {
@@ -886,7 +911,16 @@ int legacy_session_receive(struct legacy_session *s, const void *in, size_t len)
 
 int legacy_session_writeable(struct legacy_session *s, struct lws *wsi)
 {
-    if (wsi != s->wsi || !wsmsg_flush(wsi, &s->to_client))
+    if (wsi != s->wsi)
+        return -1;
+    if (s->ping_due && !lws_partial_buffered(wsi)) {
+        /* Not empty: lws passes only non-empty pongs up to LWS_CALLBACK_RECEIVE_PONG. */
+        unsigned char ping[LWS_PRE + 2] = { [LWS_PRE] = 's', [LWS_PRE + 1] = 'r' };
+        s->ping_due = false;
+        if (lws_write(wsi, ping + LWS_PRE, 2, LWS_WRITE_PING) < 0)
+            return -1;
+    }
+    if (!wsmsg_flush(wsi, &s->to_client))
         return -1;
     if (s->closing && msg_queue_is_empty(&s->to_client) && !lws_partial_buffered(wsi)) {
         lws_close_reason(wsi, LWS_CLOSE_STATUS_NORMAL, NULL, 0);

@@ -68,6 +68,8 @@ struct legacy_session {
     struct timer_entry disconnect_timer;
     struct timer_entry reap_timer;   /* frees an ended session from the wheel, outside any callback */
     uint64_t last_sent_ms;
+    uint64_t last_heard_ms;          /* any frame or pong from the client */
+    bool ping_due;                   /* a WebSocket ping goes out on the next WRITEABLE */
 
     struct header_list headers;      /* forwarded to backend links opened later */
     char *query;
@@ -93,6 +95,8 @@ void legacy_session_attach(struct legacy_session *s, struct lws *wsi, bool recon
 void legacy_session_established(struct legacy_session *s);
 int legacy_session_receive(struct legacy_session *s, const void *in, size_t len);
 int legacy_session_writeable(struct legacy_session *s, struct lws *wsi);
+/* A pong (or anything) arrived from the client: it is alive. */
+void legacy_session_heard(struct legacy_session *s);
 /* The channel's wsi is going away (not an abort: the client may reconnect). */
 void legacy_session_channel_closed(struct legacy_session *s, struct lws *wsi);
 

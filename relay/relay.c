@@ -213,6 +213,10 @@ static int server_callback(struct lws *wsi, enum lws_callback_reasons reason, vo
         if (role_of(owner) == WSI_ROLE_LEGACY_SESSION)
             return legacy_session_receive(owner, in, len);
         return -1;
+    case LWS_CALLBACK_RECEIVE_PONG:
+        if (role_of(owner) == WSI_ROLE_LEGACY_SESSION)
+            legacy_session_heard(owner);
+        return 0;
     case LWS_CALLBACK_SERVER_WRITEABLE:
         if (session_of(owner))
             return core_session_writeable(owner);
