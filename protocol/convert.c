@@ -13,23 +13,9 @@
 #include <time.h>
 
 #include "msgpack_check.h"
+#include "msgpack_sink.h"
 
 /* ---- shared: a msgpack-c sink appending to a struct buf ---------------------- */
-
-struct buf_sink {
-    struct buf *out;
-    bool failed;
-};
-
-static int sink_write(void *data, const char *p, size_t n)
-{
-    struct buf_sink *s = data;
-    if (s->failed || !buf_append(s->out, p, n)) {
-        s->failed = true;
-        return -1;
-    }
-    return 0;
-}
 
 /* ---- JSON -> MessagePack ------------------------------------------------------ */
 
@@ -155,7 +141,7 @@ static enum proto_status json_to_msgpack(struct span json, struct buf *out, stru
 
     struct buf_sink sink = { out, false };
     msgpack_packer pk;
-    msgpack_packer_init(&pk, &sink, sink_write);
+    msgpack_packer_init(&pk, &sink, msgpack_sink_write);
     enum proto_status st = pack_json(&pk, root, 1, err);
     cJSON_Delete(root);
     if (st == PROTO_OK && sink.failed)

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "msgpack_check.h"
+#include "msgpack_sink.h"
 
 /* ---- VarInt framing ------------------------------------------------------ */
 
@@ -452,27 +453,9 @@ enum proto_status core_msgpack_decode(const char *body, size_t len, struct hub_m
 
 /* ---- encoding -------------------------------------------------------------- */
 
-/* msgpack-c writes through this sink into a struct buf; after the first
- * failed append every later write is refused, so the packing code can run
- * straight through and check once at the end. */
-struct buf_sink {
-    struct buf *out;
-    bool failed;
-};
-
-static int sink_write(void *data, const char *p, size_t n)
-{
-    struct buf_sink *s = data;
-    if (s->failed || !buf_append(s->out, p, n)) {
-        s->failed = true;
-        return -1;
-    }
-    return 0;
-}
-
 static void sink_raw(struct buf_sink *s, struct span bytes)
 {
-    (void)sink_write(s, bytes.ptr, bytes.len);
+    (void)msgpack_sink_write(s, bytes.ptr, bytes.len);
 }
 
 static void pack_string(msgpack_packer *pk, struct span s)
@@ -693,7 +676,7 @@ enum proto_status core_msgpack_encode(const struct hub_msg *msg, struct buf *out
     size_t start = out->len;
     struct buf_sink sink = { out, false };
     msgpack_packer pk;
-    msgpack_packer_init(&pk, &sink, sink_write);
+    msgpack_packer_init(&pk, &sink, msgpack_sink_write);
     pack_body(&pk, &sink, msg);
     if (sink.failed)
         st = proto_fail(err, PROTO_ERR_NOMEM, "out of memory encoding a message");
