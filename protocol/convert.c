@@ -15,8 +15,6 @@
 #include "msgpack_check.h"
 #include "msgpack_sink.h"
 
-/* ---- shared: a msgpack-c sink appending to a struct buf ---------------------- */
-
 /* ---- JSON -> MessagePack ------------------------------------------------------ */
 
 /* cJSON decodes "\u0000" into a NUL byte and then treats its strings as C
