@@ -67,30 +67,6 @@ static enum proto_status member_string(const struct json_member *m, char **owned
 
 /* Calls visit() for each top-level member of the record after the strictness
  * checks. visit sees each member once; the walk stops at its first error. */
-typedef enum proto_status (*member_visitor)(void *ctx, const struct json_member *m,
-                                            struct proto_error *err);
-
-static enum proto_status walk_object(const char *record, size_t len, member_visitor visit,
-                                     void *ctx, struct proto_error *err)
-{
-    enum proto_status st = json_strict_check_text(record, len, JSON_STRICT_MAX_DEPTH, err);
-    if (st != PROTO_OK)
-        return st;
-    struct json_object_iter it;
-    st = json_object_begin(&it, record, len, err);
-    while (st == PROTO_OK) {
-        struct json_member m;
-        st = json_object_next(&it, &m, err);
-        if (st == PROTO_INCOMPLETE)
-            return PROTO_OK;
-        if (st != PROTO_OK)
-            break;
-        st = visit(ctx, &m, err);
-        json_member_release(&m);
-    }
-    return st;
-}
-
 /* ---- request ------------------------------------------------------------ */
 
 struct request_walk {
@@ -132,7 +108,7 @@ enum proto_status handshake_decode_request(const char *record, size_t len,
 {
     memset(out, 0, sizeof *out);
     struct request_walk w = { out, false, false };
-    enum proto_status st = walk_object(record, len, visit_request, &w, err);
+    enum proto_status st = json_object_walk(record, len, JSON_STRICT_MAX_DEPTH, visit_request, &w, err);
     if (st == PROTO_OK && !w.has_protocol)
         st = proto_fail(err, PROTO_ERR_MISSING, "Missing required property 'protocol'.");
     if (st == PROTO_OK && !w.has_version)
@@ -182,7 +158,7 @@ enum proto_status handshake_decode_response(const char *record, size_t len,
                                             struct proto_error *err)
 {
     memset(out, 0, sizeof *out);
-    enum proto_status st = walk_object(record, len, visit_response, out, err);
+    enum proto_status st = json_object_walk(record, len, JSON_STRICT_MAX_DEPTH, visit_response, out, err);
     if (st != PROTO_OK)
         handshake_response_release(out);
     return st;

@@ -1,6 +1,8 @@
 /* json_scan.c - top-level JSON object walker with raw value spans (see json_scan.h). */
 #include "json_scan.h"
 
+#include "json_strict.h"
+
 #include <stdbool.h>
 #include <string.h>
 
@@ -158,4 +160,25 @@ enum proto_status json_member_string(const struct json_member *m, struct hub_msg
         return proto_fail(err, PROTO_ERR_NOMEM, "out of memory copying a string");
     *out = s;
     return PROTO_OK;
+}
+
+enum proto_status json_object_walk(const char *data, size_t len, int max_depth, json_member_visitor visit,
+                                   void *ctx, struct proto_error *err)
+{
+    enum proto_status st = json_strict_check_text(data, len, max_depth, err);
+    if (st != PROTO_OK)
+        return st;
+    struct json_object_iter it;
+    st = json_object_begin(&it, data, len, err);
+    while (st == PROTO_OK) {
+        struct json_member m;
+        st = json_object_next(&it, &m, err);
+        if (st == PROTO_INCOMPLETE)
+            return PROTO_OK;
+        if (st != PROTO_OK)
+            break;
+        st = visit(ctx, &m, err);
+        json_member_release(&m);
+    }
+    return st;
 }

@@ -50,6 +50,15 @@ enum proto_status json_object_next(struct json_object_iter *it, struct json_memb
 
 void json_member_release(struct json_member *m);
 
+typedef enum proto_status (*json_member_visitor)(void *ctx, const struct json_member *m,
+                                                 struct proto_error *err);
+
+/* The whole walk in one call: checks the text as System.Text.Json would
+ * (json_strict_check_text with max_depth), then calls visit for each member of
+ * the object, stopping at the first status other than PROTO_OK. */
+enum proto_status json_object_walk(const char *data, size_t len, int max_depth, json_member_visitor visit,
+                                   void *ctx, struct proto_error *err);
+
 /* The member's string value as a span, checked but not copied: it points
  * into the input when the raw string has no escapes, otherwise at the decoded
  * value inside m (valid until json_member_release). Fails with PROTO_ERR_TYPE

@@ -315,9 +315,10 @@ static enum proto_status read_version(struct negotiate_response *r, const struct
     return PROTO_OK;
 }
 
-static enum proto_status read_response_member(struct response_walk *w, const struct json_member *m,
+static enum proto_status read_response_member(void *ctx, const struct json_member *m,
                                               struct proto_error *err)
 {
+    struct response_walk *w = ctx;
     struct negotiate_response *r = w->resp;
     const char *k = m->key;
     if (strcmp(k, "url") == 0)
@@ -347,27 +348,6 @@ static enum proto_status read_response_member(struct response_walk *w, const str
     return PROTO_OK; /* unknown properties are skipped */
 }
 
-static enum proto_status walk_response(struct response_walk *w, const char *body, size_t len,
-                                       struct proto_error *err)
-{
-    enum proto_status st = json_strict_check_text(body, len, JSON_STRICT_MAX_DEPTH, err);
-    if (st != PROTO_OK)
-        return st;
-    struct json_object_iter it;
-    st = json_object_begin(&it, body, len, err);
-    while (st == PROTO_OK) {
-        struct json_member m;
-        st = json_object_next(&it, &m, err);
-        if (st == PROTO_INCOMPLETE)
-            return PROTO_OK;
-        if (st != PROTO_OK)
-            break;
-        st = read_response_member(w, &m, err);
-        json_member_release(&m);
-    }
-    return st;
-}
-
 /* Without `url` or `error`, the connection fields are required. */
 static enum proto_status check_required(const struct negotiate_response *r, struct proto_error *err)
 {
@@ -388,7 +368,7 @@ enum proto_status negotiate_decode_response(const char *body, size_t len,
 {
     memset(out, 0, sizeof *out);
     struct response_walk w = { out, len };
-    enum proto_status st = walk_response(&w, body, len, err);
+    enum proto_status st = json_object_walk(body, len, JSON_STRICT_MAX_DEPTH, read_response_member, &w, err);
     if (st == PROTO_OK)
         st = check_required(out, err);
     if (st != PROTO_OK)
