@@ -414,8 +414,9 @@ int core_session_receive(struct core_session *s, const void *in, size_t len)
         log_warn("session %s: client message over --max-message-size (%zu bytes); closing", s->connection_id, limit);
         wsmsg_free(s->rx_partial);
         s->rx_partial = NULL;
+        /* allowReconnect as ASP.NET Core sends it when a message exceeds its own limit. */
         if (s->state == CORE_OPEN)
-            close_with_error(s, "Connection closed with an error. The message exceeded the relay's maximum message size.", false);
+            close_with_error(s, "Connection closed with an error. The message exceeded the relay's maximum message size.", true);
         else
             fail_handshake(s, HANDSHAKE_TEXT_CANCELED);
         return 0;
