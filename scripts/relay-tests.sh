@@ -10,7 +10,7 @@
 #                hubs: dead (a port nothing listens on) and flaky (backend B)
 #   relay "plain"  default flags (no CORS), for the no-CORS checks and the 500-connection test
 #   relay "doomed" default flags; the shutdown test sends it SIGTERM under live sessions
-# Both relays run from the ASan/UBSan build (built here if missing): a relay that exits
+# All three relays run from the ASan/UBSan build (built here if missing): a relay that exits
 # non-zero on SIGTERM or leaves a sanitizer report in its log counts as a failed test.
 # Prints `N passed, N failed` last; exit status 0 only when nothing failed.
 # RELAY_TESTS="test/keepalive.test.mjs ..." runs only those files (paths under tests/relay).
@@ -93,7 +93,7 @@ backend_build || setup_failed "backend build failed"
 
 # --- start backends and relays --------------------------------------------------------------------
 backend_start || setup_failed "backend A did not start"
-A_PID=$BACKEND_PID A_URL=$BACKEND_URL
+A_PID=$BACKEND_PID A_URL=$BACKEND_URL A_LOG=$BACKEND_LOG
 BACKEND_PID=
 backend_start || setup_failed "backend B did not start"
 B_PID=$BACKEND_PID B_URL=$BACKEND_URL
@@ -140,6 +140,14 @@ node_passed=${node_passed:-0} node_failed=${node_failed:-0}
 if [ "$node_status" -ne 0 ] && [ "$node_failed" -eq 0 ]; then node_failed=1; fi
 if [ "$node_passed" -eq 0 ] && [ "$node_failed" -eq 0 ]; then node_failed=1; fi
 passed=$((passed + node_passed)) failed=$((failed + node_failed))
+# Backend A must outlive the suite (only backend B is killed on purpose): if it died, every failure
+# after that is its death, not the relay's doing. Its exit status tells how: 0 after a SIGTERM or
+# SIGINT (graceful shutdown), 137 for SIGKILL, 134 for an abort.
+if [ ! -r "/proc/$A_PID/status" ] || grep -q '^State:.*zombie' "/proc/$A_PID/status"; then
+    wait "$A_PID" 2>/dev/null; a_status=$?
+    echo "FAILED  backend A (pid $A_PID) stopped during the run (exit status $a_status); its log:"; tail -5 "$A_LOG"
+    failed=$((failed + 1))
+fi
 
 echo "relay logs: tuned $TUNED_LOG, plain $PLAIN_LOG, doomed $DOOMED_LOG"
 trap - EXIT

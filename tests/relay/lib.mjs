@@ -363,10 +363,14 @@ export async function connectRaw({ base = RELAY_URL, hub = "chat", protocol = "j
 
 // ------------------------------------------------------------------------------ stock clients
 
-export function stockConnection(url, { protocol = "json", skipNegotiation = false, reconnectDelays = null } = {}) {
+// The stock JS client pings right after connecting and then every 15 s, which arms the tuned
+// relay's 2 s client timeout: pass keepAliveMs below it for a connection that must stay open.
+export function stockConnection(url, { protocol = "json", skipNegotiation = false, reconnectDelays = null,
+    keepAliveMs = null } = {}) {
     const builder = new signalR.HubConnectionBuilder()
         .withUrl(url, { transport: signalR.HttpTransportType.WebSockets, skipNegotiation })
         .configureLogging(signalR.LogLevel.None);
+    if (keepAliveMs) builder.withKeepAliveInterval(keepAliveMs);
     if (protocol === "messagepack") builder.withHubProtocol(new MessagePackHubProtocol());
     if (reconnectDelays) builder.withAutomaticReconnect(reconnectDelays);
     return builder.build();

@@ -23,9 +23,10 @@ describe("backend killed mid-session", () => {
     before(async () => {
         before_ = await metrics();
         const url = `${RELAY_URL}/flaky`;
-        stock.json = await connectStock(url);
-        stock.msgpack = await connectStock(url, { protocol: "messagepack" });
-        stock.reconnecting = await connectStock(url, { reconnectDelays: [60000] });
+        const keepAliveMs = 500; // under the tuned relay's client timeout
+        stock.json = await connectStock(url, { keepAliveMs });
+        stock.msgpack = await connectStock(url, { protocol: "messagepack", keepAliveMs });
+        stock.reconnecting = await connectStock(url, { reconnectDelays: [60000], keepAliveMs });
         raw.json = await connectRaw({ hub: "flaky" });
         raw.msgpack = await connectRaw({ hub: "flaky", protocol: "messagepack" });
         for (const [name, { conn }] of Object.entries(stock)) {

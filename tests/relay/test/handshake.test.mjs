@@ -4,7 +4,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
-    RELAY_URL, BACKEND_URL, HANDSHAKE_TIMEOUT_MS, RS, RawClient, wsUrl, sleep,
+    RELAY_URL, BACKEND_URL, HANDSHAKE_TIMEOUT_MS, RS, RawClient, metrics, pollUntil, wsUrl, sleep,
 } from "../lib.mjs";
 
 // Sends `frames` (strings, each one WebSocket message) on a fresh skip-negotiation connection to
@@ -92,4 +92,25 @@ test("a handshake and an invocation in one frame: both are served", async () => 
     } finally {
         client.close();
     }
+});
+
+// A skip-negotiation client whose handshake is refused while the relay is still opening its backend
+// link (negotiate done, WebSocket to the backend not yet established): the half-open link must be
+// released like any other. Refusals spread over the first milliseconds hit that window.
+test("handshake refusals racing the backend link: every link is released", async () => {
+    const before = await metrics();
+    const clients = [];
+    for (let i = 0; i < 40; i++) {
+        const client = await RawClient.connect(wsUrl(RELAY_URL, "chat"));
+        clients.push(client);
+        setTimeout(() => client.sendText("hello" + RS), i % 20);
+    }
+    for (const client of clients) {
+        const answer = await client.next((r) => r.type === "handshake", 5000, "the handshake answer");
+        assert.equal(answer.error, "An unexpected error occurred during connection handshake.");
+        await client.waitClosed(5000);
+    }
+    await pollUntil(() => metrics(),
+        (m) => m.sessions_active === before.sessions_active && m.backend_links_active === before.backend_links_active,
+        "sessions and backend links back to their earlier values", 5000);
 });

@@ -3,7 +3,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
-    RELAY_URL, BACKEND_URL, NEGOTIATE_TIMEOUT_MS, RawClient, metrics, negotiate, sleep, wsUrl,
+    RELAY_URL, BACKEND_URL, NEGOTIATE_TIMEOUT_MS, RawClient, metrics, negotiate, pollUntil, sleep, wsUrl,
 } from "../lib.mjs";
 
 const NO_CONNECTION = "No Connection with that ID";
@@ -24,12 +24,17 @@ async function negotiated(hub = "chat") {
 
 test("a token unused for longer than --negotiate-timeout is refused with 404", async () => {
     const before = await metrics();
+    const issuedAt = Date.now();
     const { connectionToken } = await negotiated();
     assert.equal((await metrics()).negotiations_pending, before.negotiations_pending + 1);
-    await sleep(NEGOTIATE_TIMEOUT_MS + 300);
-    const m = await metrics();
-    assert.equal(m.negotiations_pending, before.negotiations_pending, "the expired token is forgotten");
-    assert.equal(m.timers_armed, before.timers_armed, "its expiry timer fired and is gone");
+    assert.equal((await metrics()).timers_armed, before.timers_armed + 1, "one expiry timer per token");
+    await sleep(NEGOTIATE_TIMEOUT_MS / 2);
+    assert.equal((await metrics()).negotiations_pending, before.negotiations_pending + 1, "expired too early");
+    const gone = await pollUntil(() => metrics(), (m) => m.negotiations_pending === before.negotiations_pending,
+        "the token to expire", NEGOTIATE_TIMEOUT_MS + 2000, 25);
+    const lived = Date.now() - issuedAt;
+    assert.ok(lived >= NEGOTIATE_TIMEOUT_MS - 50, `expired after ${lived} ms`);
+    assert.equal(gone.timers_armed, before.timers_armed, "its expiry timer fired and is gone");
     const refused = await refusal(RELAY_URL, "chat", `id=${connectionToken}`);
     assert.deepStrictEqual(refused, { status: 404, body: NO_CONNECTION });
 });
