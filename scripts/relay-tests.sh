@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # relay-tests.sh - tests of what signalr-relay does that a direct connection never shows:
 # backend loss, timeouts and keepalives, handshake refusals, token expiry, size limits, flow
-# control, CORS, routing, /metrics, and many connections at once (tests/relay, node --test).
+# control, CORS, routing, /metrics, many connections at once, shutdown (tests/relay, node --test).
 #
 # Starts its own processes and always stops them (trap):
 #   backend A    the test backend (tests/backend): hubs chat, status, secure
 #   backend B    a second backend process, only for the "backend dies" test, which kill -9s it
-#   relay "tuned"  short timers and small limits, CORS for https://app.example, and two more
-#                hubs: dead (a port nothing listens on) and flaky (backend B)
+#   relay "tuned"  short timers and small limits, CORS for https://app.example, and three more
+#                hubs: dead (a port nothing listens on), flaky (backend B) and hung (a port the
+#                backend-hangs test listens on and never answers)
 #   relay "plain"  default flags (no CORS), for the no-CORS checks and the 500-connection test
 #   relay "doomed" default flags; the shutdown test sends it SIGTERM under live sessions
 # All three relays run from the ASan/UBSan build (built here if missing): a relay that exits
@@ -100,8 +101,9 @@ B_PID=$BACKEND_PID B_URL=$BACKEND_URL
 BACKEND_PID=
 BACKEND_URL=$A_URL
 
-# A port that was free a moment ago and that nothing listens on now.
+# A port that was free a moment ago and that nothing listens on now, and one for a test to listen on.
 DEAD_PORT="$(backend_free_port)"
+HUNG_PORT="$(backend_free_port)"
 
 # Debian's lws needs more than the 1024 descriptors some shells default to for 500 sessions.
 ulimit -n 8192 2>/dev/null || true
@@ -109,7 +111,8 @@ ulimit -n 8192 2>/dev/null || true
 relay_start --keepalive "$KEEPALIVE_S" --client-timeout "$CLIENT_TIMEOUT_S" \
     --handshake-timeout "$HANDSHAKE_TIMEOUT_S" --negotiate-timeout "$NEGOTIATE_TIMEOUT_S" \
     --max-message-size "$MAX_MESSAGE" --max-buffered "$MAX_BUFFERED" --cors-origin "$CORS_ORIGIN" \
-    --hub "dead=http://127.0.0.1:$DEAD_PORT/chat" --hub "flaky=$B_URL/chat" ||
+    --hub "dead=http://127.0.0.1:$DEAD_PORT/chat" --hub "flaky=$B_URL/chat" \
+    --hub "hung=http://127.0.0.1:$HUNG_PORT/chat" ||
     setup_failed "tuned relay did not start"
 TUNED_PID=$RELAY_PID TUNED_LOG=$RELAY_LOG TUNED_URL=$RELAY_URL
 RELAY_PID=
@@ -125,7 +128,7 @@ tap="$log_dir/relay-tests.tap"
 (cd tests/relay &&
     RELAY_URL=$TUNED_URL RELAY_PID=$TUNED_PID PLAIN_RELAY_URL=$PLAIN_URL BACKEND_URL=$A_URL \
     DOOMED_RELAY_URL=$DOOMED_URL DOOMED_RELAY_PID=$DOOMED_PID \
-    FLAKY_BACKEND_PID=$B_PID DEAD_PORT=$DEAD_PORT \
+    FLAKY_BACKEND_PID=$B_PID DEAD_PORT=$DEAD_PORT HUNG_PORT=$HUNG_PORT \
     RELAY_KEEPALIVE_S=$KEEPALIVE_S RELAY_CLIENT_TIMEOUT_S=$CLIENT_TIMEOUT_S \
     RELAY_HANDSHAKE_TIMEOUT_S=$HANDSHAKE_TIMEOUT_S RELAY_NEGOTIATE_TIMEOUT_S=$NEGOTIATE_TIMEOUT_S \
     RELAY_MAX_MESSAGE=$MAX_MESSAGE RELAY_MAX_BUFFERED=$MAX_BUFFERED RELAY_CORS_ORIGIN=$CORS_ORIGIN \

@@ -43,6 +43,8 @@ export const DOOMED_RELAY_PID = Number(required("DOOMED_RELAY_PID"));
 export const BACKEND_URL = required("BACKEND_URL");
 export const FLAKY_BACKEND_PID = Number(required("FLAKY_BACKEND_PID"));
 export const DEAD_PORT = Number(required("DEAD_PORT"));
+// Hub "hung" of the tuned relay points here; the backend-hangs test listens and never answers.
+export const HUNG_PORT = Number(required("HUNG_PORT"));
 
 export const KEEPALIVE_MS = seconds("RELAY_KEEPALIVE_S");
 export const CLIENT_TIMEOUT_MS = seconds("RELAY_CLIENT_TIMEOUT_S");
