@@ -444,6 +444,20 @@ static int link_callback(struct lws *wsi, enum lws_callback_reasons reason, void
         lws_set_opaque_user_data(wsi, NULL);
         link_free(link);
         return 0;
+    case LWS_CALLBACK_CLOSED_CLIENT_HTTP:
+        /* A link closed while its upgrade request was in flight (e.g.
+         * backend_link_close because the client's handshake was refused
+         * meanwhile) ends as an HTTP client: lws sends neither CLIENT_CLOSED
+         * nor CONNECTION_ERROR, and without this the link leaked. */
+        link->wsi = NULL;
+        if (link->connecting) {
+            link->failed_while_connecting = true; /* as for CONNECTION_ERROR */
+            return 0;
+        }
+        link_report_closed(link, "the backend connection closed before the WebSocket was open");
+        lws_set_opaque_user_data(wsi, NULL);
+        link_free(link);
+        return 0;
     default:
         return 0;
     }

@@ -115,6 +115,16 @@ static void report_backend_loss(struct core_session *s, const char *what)
     char text[400];
     if (!s->handshake_answered) {
         snprintf(text, sizeof text, "The relay could not connect to the backend hub '%s': %s", s->hub->name, what);
+        if (s->state == CORE_AWAIT_HANDSHAKE) {
+            /* A server only ever answers a handshake: an answer sent before the
+             * client's request breaks clients (the JS client fails start() with
+             * "stopConnection ... still in the connecting state"). Keep the text
+             * for when the request arrives, or the handshake timeout fires. */
+            free(s->backend_failure);
+            s->backend_failure = strdup(text);
+            if (s->backend_failure)
+                return;
+        }
         fail_handshake(s, text);
         return;
     }
@@ -157,7 +167,7 @@ static void timeout_due(struct timer_entry *e)
     struct core_session *s = list_container_of(e, struct core_session, timeout_timer);
     uint64_t now = clock_now_ms();
     if (s->state == CORE_AWAIT_HANDSHAKE) {
-        fail_handshake(s, HANDSHAKE_TEXT_CANCELED);
+        fail_handshake(s, s->backend_failure ? s->backend_failure : HANDSHAKE_TEXT_CANCELED);
         return;
     }
     if (s->state != CORE_OPEN)
@@ -353,6 +363,8 @@ static void handle_handshake_bytes(struct core_session *s, struct wsmsg *m)
         handshake_text_version_unsupported(&text, req.protocol, req.version);
         buf_append_byte(&text, '\0');
         fail_handshake(s, text.data);
+    } else if (s->backend_failure) {
+        fail_handshake(s, s->backend_failure);
     } else {
         s->state = CORE_OPEN;
         s->relay->stats.sessions_opened++;
@@ -400,8 +412,9 @@ int core_session_receive(struct core_session *s, const void *in, size_t len)
         log_warn("session %s: client message over --max-message-size (%zu bytes); closing", s->connection_id, limit);
         wsmsg_free(s->rx_partial);
         s->rx_partial = NULL;
+        /* allowReconnect as ASP.NET Core sends it when a message exceeds its own limit. */
         if (s->state == CORE_OPEN)
-            close_with_error(s, "Connection closed with an error. The message exceeded the relay's maximum message size.", false);
+            close_with_error(s, "Connection closed with an error. The message exceeded the relay's maximum message size.", true);
         else
             fail_handshake(s, HANDSHAKE_TEXT_CANCELED);
         return 0;
@@ -507,6 +520,7 @@ void core_session_destroy(struct core_session *s)
     s->relay->stats.sessions_active--;
     s->relay->stats.sessions_closed++;
     free(s->backend_token);
+    free(s->backend_failure);
     free(s->query);
     header_list_free(&s->headers);
     free(s);

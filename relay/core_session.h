@@ -65,6 +65,8 @@ struct core_session {
     uint64_t last_sent_ms;
     uint64_t last_received_ms;
 
+    char *backend_failure;             /* the backend is gone before the client's handshake came:
+                                          the text that handshake will be answered with */
     bool client_pinged;
     bool handshake_answered;           /* the backend's handshake response reached the queue */
     bool backend_sent_close;

@@ -303,7 +303,13 @@ int relay_start(struct relay *relay, const struct relay_config *cfg)
     info.user = relay;
     info.vhost_name = "default";
     info.max_http_header_data = 16384;
-    info.max_http_header_pool = 256;
+    /* 0: one header table per descriptor if need be. A fixed pool deadlocks:
+     * each negotiate holds its table while the relay asks the backend, and
+     * that backend request needs a table from the same pool, so with the pool
+     * full of waiting negotiates (256 at once did it) nothing moves again and
+     * even /metrics waits forever. Tables are freed once a request is answered
+     * or a WebSocket is upgraded, so idle connections hold none. */
+    info.max_http_header_pool = 0;
     info.pt_serv_buf_size = 16384;
     info.timeout_secs = 20;
     relay->lws = lws_create_context(&info);

@@ -6,7 +6,9 @@
 #   2. unit      ASan+UBSan build, ctest (unit tests, corpus replays of every fuzz target)
 #   3. fuzz      clang/libFuzzer build, each fuzz target for FUZZ_SECONDS (default 15) from fixtures/fuzz/
 #   4. interop   release build; real SignalR clients straight to the ASP.NET Core backend in
-#                tests/backend, then the same suites through the relay
+#                tests/backend, then the same suites through the relay (scripts/interop.sh); then
+#                the relay's own behaviour: timeouts, backend loss, limits, flow control, CORS,
+#                metrics, many connections, shutdown (scripts/relay-tests.sh, tests/relay)
 #   5. bench     a short smoke run of the benchmark programs, so they never rot (not pass/fail on speed)
 # Environment: FUZZ_SECONDS, SKIP_FUZZ=1, SKIP_INTEROP=1 (for quick local loops; CI sets neither).
 set -uo pipefail
@@ -58,8 +60,11 @@ fuzz_smoke() {
 
 interop() {
   cmake -S "$root" -B "$root/build/release" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null &&
-    cmake --build "$root/build/release" -j"$jobs" &&
-    "$root/scripts/interop.sh"
+    cmake --build "$root/build/release" -j"$jobs" || return 1
+  local status=0
+  "$root/scripts/interop.sh" || status=1
+  "$root/scripts/relay-tests.sh" || status=1
+  return $status
 }
 
 bench_smoke() {

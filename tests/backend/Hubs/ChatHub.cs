@@ -28,6 +28,9 @@ public sealed class ChatHub : Hub
 
     public int Add(int a, int b) => a + b;
 
+    // `count` copies of `text`: lets a test make the server send far more than the client sent.
+    public string Repeat(string text, int count) => string.Concat(Enumerable.Repeat(text, count));
+
     public void VoidMethod()
     {
     }

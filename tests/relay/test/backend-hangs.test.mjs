@@ -1,0 +1,92 @@
+// A backend that accepts connections and answers only when the test says so (hub "hung": this
+// test listens on its port). A client that gives up while the relay is still waiting for that
+// backend must not leave anything behind. (How long the relay itself waits for a backend that
+// never answers is lws' timeout, 20 s: not tested here.)
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import net from "node:net";
+import http from "node:http";
+import {
+    RELAY_URL, HUNG_PORT, NEGOTIATE_TIMEOUT_MS, RawClient, metrics, pollUntil, sleep, wsUrl, RS,
+} from "../lib.mjs";
+
+let server;
+const sockets = [];
+
+before(async () => {
+    server = net.createServer((socket) => {
+        const entry = { socket, data: "", closedAt: null };
+        socket.on("data", (d) => { entry.data += d.toString("latin1"); });
+        socket.on("close", () => { entry.closedAt = Date.now(); });
+        socket.on("error", () => {});
+        sockets.push(entry);
+    });
+    await new Promise((resolve, reject) => server.listen(HUNG_PORT, "127.0.0.1", resolve).on("error", reject));
+});
+
+after(() => {
+    for (const { socket } of sockets) socket.destroy();
+    server.close();
+});
+
+// Waits for the relay's next request to the hung backend and returns it.
+async function nextBackendRequest(count, what) {
+    return pollUntil(() => sockets[count], (s) => s !== undefined && /\r\n\r\n/.test(s.data), what, 5000);
+}
+
+const NEGOTIATE_BODY = JSON.stringify({ negotiateVersion: 1, connectionId: "hung-id", connectionToken: "hung-token",
+    availableTransports: [{ transport: "WebSockets", transferFormats: ["Text", "Binary"] }] });
+const NEGOTIATE_ANSWER = `HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: ${NEGOTIATE_BODY.length}\r\n\r\n${NEGOTIATE_BODY}`;
+
+// The relay does not notice a client that leaves while its negotiate waits for the backend (lws
+// stops reading a request's connection until it is answered); it finds out when the backend
+// answers and the reply cannot be written. Nothing may be kept then but the token it minted,
+// which expires as any unused one.
+test("negotiate abandoned by its client, answered late by the backend: nothing is kept", async () => {
+    const start = await metrics();
+    const n = sockets.length;
+    const req = http.request(`${RELAY_URL}/hung/negotiate?negotiateVersion=1`, { method: "POST", agent: false });
+    req.on("error", () => {});
+    req.end();
+    const backendRequest = await nextBackendRequest(n, "the relay's negotiate to the hung backend");
+    assert.match(backendRequest.data, /^POST \/chat\/negotiate\?negotiateVersion=1 HTTP\/1\.1\r\n/);
+    await sleep(200);
+    assert.equal(backendRequest.closedAt, null, "the relay gave up on the backend by itself");
+    req.destroy(); // the client gives up
+    await sleep(200);
+    backendRequest.socket.write(NEGOTIATE_ANSWER); // the backend answers late
+    await pollUntil(() => backendRequest.closedAt, (t) => t !== null, "the relay to close its backend request", 5000);
+    await pollUntil(() => metrics(), (m) => m.negotiations_pending === start.negotiations_pending &&
+        m.timers_armed === start.timers_armed, "no negotiation or timer left", NEGOTIATE_TIMEOUT_MS + 2000);
+    const m = await metrics();
+    assert.equal(m.sessions_active, start.sessions_active);
+    assert.equal(m.backend_failures_total, start.backend_failures_total, "a client giving up is no backend failure");
+});
+
+for (const phase of ["negotiating", "linking"]) {
+    test(`skip-negotiation client gone while the relay is ${phase}: its backend connection is dropped`, async () => {
+        const start = await metrics();
+        const n = sockets.length;
+        const client = await RawClient.connect(wsUrl(RELAY_URL, "hung"));
+        client.sendText(JSON.stringify({ protocol: "json", version: 1 }) + RS);
+        const backendRequest = await nextBackendRequest(n, "the relay's negotiate to the hung backend");
+        let pending = backendRequest;
+        if (phase === "linking") {
+            // Answer the negotiate, then hang on the WebSocket upgrade that follows.
+            backendRequest.socket.end(NEGOTIATE_ANSWER);
+            pending = await nextBackendRequest(n + 1, "the relay's WebSocket upgrade to the hung backend");
+            const line = /^GET \/chat\?id=([^ &]+) HTTP\/1\.1\r\n/.exec(pending.data);
+            assert.ok(line, pending.data);
+            assert.equal(decodeURIComponent(line[1]), "hung-token");
+            assert.match(pending.data, /\r\nupgrade: websocket\r\n/i);
+        }
+        await sleep(200);
+        assert.equal(pending.closedAt, null, "the relay gave up on the backend by itself");
+        assert.deepStrictEqual(client.frames, [], "no answer can have come yet");
+        client.terminate();
+        await pollUntil(() => pending.closedAt, (t) => t !== null, "the relay to close its backend connection", 5000);
+        await pollUntil(() => metrics(),
+            (m) => m.sessions_active === start.sessions_active && m.backend_links_active === start.backend_links_active,
+            "sessions and backend links back to their earlier values", 3000);
+    });
+}

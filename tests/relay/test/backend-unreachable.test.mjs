@@ -1,0 +1,78 @@
+// 1. A hub whose backend is not there (hub "dead" points at a port nothing listens on): the
+// relay must say so in the way each client can read, and count the failure in /metrics.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import {
+    RELAY_URL, DEAD_PORT, RawClient, metrics, negotiate, wsUrl, stockConnection, withTimeout, pollUntil, sleep,
+    TIMEOUT_MS,
+} from "../lib.mjs";
+
+// "<what failed>: <cause>": the cause is what the relay's connect attempt reported; it must be
+// there (non-empty), and both paths must report the same cause for the same failure.
+function causeOf(text, prefix) {
+    assert.ok(text.startsWith(prefix), `'${text}' does not start with '${prefix}'`);
+    const cause = text.slice(prefix.length);
+    assert.match(cause, /\S/, `no cause after '${prefix}'`);
+    return cause;
+}
+let negotiateCause = null;
+
+async function sessionsBackTo(value) {
+    await pollUntil(() => metrics(), (m) => m.sessions_active === value, `sessions_active back to ${value}`, 5000);
+}
+
+test("negotiate answers 503 with a text naming the hub and the failure", async () => {
+    const before = await metrics();
+    const res = await negotiate(RELAY_URL, "dead");
+    assert.equal(res.status, 503, res.body);
+    assert.match(res.headers["content-type"], /^text\/plain/);
+    negotiateCause = causeOf(res.body, "The backend hub 'dead' is unreachable: ");
+    const after = await metrics();
+    assert.equal(after.backend_failures_total, before.backend_failures_total + 1, "backend_failures_total");
+    assert.equal(after.negotiations_pending, before.negotiations_pending, "no token was kept");
+    assert.equal(after.negotiations_total, before.negotiations_total + 1, "negotiations_total");
+});
+
+test("skip-negotiation WebSocket gets a handshake error naming the failure, then the socket closes", async () => {
+    const before = await metrics();
+    const client = await RawClient.connect(wsUrl(RELAY_URL, "dead"));
+    try {
+        // The backend connection fails at once, but a server never speaks before the client's
+        // handshake request: nothing may arrive until it is sent.
+        await sleep(300);
+        assert.equal(client.frames.length, 0, "the relay answered a handshake that was not sent yet");
+        const answer = await client.handshake();
+        assert.equal(typeof answer.error, "string", JSON.stringify(answer));
+        const cause = causeOf(answer.error, "The relay could not connect to the backend hub 'dead': ");
+        if (negotiateCause !== null) assert.equal(cause, negotiateCause, "same failure, same cause");
+        assert.equal(Object.keys(answer).filter((k) => k !== "type").join(), "error", "only an error member");
+        const closed = await client.waitClosed(5000);
+        assert.equal(closed.code, 1000);
+        assert.equal(client.records.length, 0, `nothing after the handshake error: ${JSON.stringify(client.records)}`);
+    } finally {
+        client.close();
+    }
+    const after = await metrics();
+    assert.equal(after.backend_failures_total, before.backend_failures_total + 1, "backend_failures_total");
+    await sessionsBackTo(before.sessions_active);
+});
+
+test("stock client with skipNegotiation: start() rejects with the relay's text", async () => {
+    const before = await metrics();
+    const conn = stockConnection(`${RELAY_URL}/dead`, { skipNegotiation: true });
+    const failure = await withTimeout(conn.start().then(() => null, (e) => e), TIMEOUT_MS, "start() to fail");
+    assert.ok(failure instanceof Error, "start() must fail");
+    assert.match(failure.message, /could not connect to the backend hub 'dead'/);
+    assert.equal(conn.state, "Disconnected");
+    const after = await metrics();
+    assert.equal(after.backend_failures_total, before.backend_failures_total + 1, "backend_failures_total");
+    await sessionsBackTo(before.sessions_active);
+});
+
+test("stock client with negotiate: start() rejects with the 503 text", async () => {
+    const conn = stockConnection(`${RELAY_URL}/dead`);
+    const failure = await withTimeout(conn.start().then(() => null, (e) => e), TIMEOUT_MS, "start() to fail");
+    assert.ok(failure instanceof Error, "start() must fail");
+    assert.match(failure.message, /503/);
+    assert.match(failure.message, new RegExp(`${DEAD_PORT}|unreachable`));
+});

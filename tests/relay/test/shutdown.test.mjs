@@ -1,0 +1,57 @@
+// 12. SIGTERM under load: the "doomed" relay is stopped while sessions in every state are open:
+// stock clients (JSON, MessagePack), raw ones mid-handshake and idle after it, one whose reading is
+// paused with data queued toward it, a skip-negotiation client, and an unused negotiate token.
+// Every client must see its socket close, the backend must see every session end, and the
+// relay must exit by itself (scripts/relay-tests.sh then checks its exit status 0 and its
+// sanitizer log: leaks of any of these states would show there).
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import {
+    DOOMED_RELAY_URL, DOOMED_RELAY_PID, RawClient, connectRaw, connectStock, disconnectSeenByBackend, metrics,
+    negotiate, pollUntil, stopAll, withTimeout, wsUrl,
+} from "../lib.mjs";
+
+// The relay is this suite's parent shell's child: after exiting it stays a zombie until reaped.
+function exited(pid) {
+    try {
+        return /^State:\s+Z/m.test(fs.readFileSync(`/proc/${pid}/status`, "utf8"));
+    } catch {
+        return true;
+    }
+}
+
+test("SIGTERM with sessions in every state: clients closed, backend sessions ended, relay exits", async () => {
+    const url = `${DOOMED_RELAY_URL}/chat`;
+    const stock = [await connectStock(url), await connectStock(url, { protocol: "messagepack" })];
+    const stockClosed = stock.map(({ conn }) => new Promise((resolve) => conn.onclose((e) => resolve(e ?? null))));
+    const idle = await connectRaw({ base: DOOMED_RELAY_URL });
+    const skip = await connectRaw({ base: DOOMED_RELAY_URL, skipNegotiation: true });
+    const paused = await connectRaw({ base: DOOMED_RELAY_URL });
+    paused.client.ws._socket.pause();
+    for (let i = 0; i < 16; i++) paused.client.startInvoke("Echo", ["p".repeat(512 * 1024)]);
+    const midHandshake = await RawClient.connect(wsUrl(DOOMED_RELAY_URL, "chat"));
+    midHandshake.sendText('{"protocol":"json",');
+    const token = await negotiate(DOOMED_RELAY_URL, "chat");
+    assert.equal(token.status, 200);
+    await pollUntil(() => metrics(DOOMED_RELAY_URL), (m) => m.flow_control_pauses_total > 0, "a paused session", 10000);
+    const before = await metrics(DOOMED_RELAY_URL);
+    assert.equal(before.sessions_active, 6);
+    assert.equal(before.negotiations_pending, 1);
+
+    process.kill(DOOMED_RELAY_PID, "SIGTERM");
+    await pollUntil(() => exited(DOOMED_RELAY_PID), (gone) => gone, "the relay to exit", 10000, 100);
+
+    const raws = [idle.client, skip.client, paused.client, midHandshake];
+    paused.client.ws._socket.resume();
+    for (const client of raws) await client.waitClosed(5000);
+    const errors = await withTimeout(Promise.all(stockClosed), 5000, "stock clients' onclose");
+    console.log(`# stock clients' onclose: ${errors.map((e) => e?.message ?? "no error").join(" | ")}; ` +
+        `raw close codes: ${raws.map((c) => c.closeInfo.code).join(", ")}; ` +
+        `Close records: ${JSON.stringify(raws.flatMap((c) => c.records.filter((r) => r.type === 7)))}`);
+    for (const { connectionId } of [...stock, idle, skip, paused]) {
+        const info = await disconnectSeenByBackend(connectionId, 5000);
+        assert.equal(info.hub, "chat");
+    }
+    await stopAll(...stock.map((s) => s.conn));
+});
