@@ -357,29 +357,24 @@ void backend_link_close(struct backend_link *link)
     lws_callback_on_writable(link->wsi);
 }
 
-/* Collects a message's fragments; hands whole ones to the owner. */
+/* Whole messages from the backend go to the owner. */
 static int link_receive(struct backend_link *link, struct lws *wsi, const void *in, size_t len)
 {
-    size_t limit = link->relay->cfg->max_message_bytes;
-    if (!link->rx_partial) {
-        size_t expect = len + lws_remaining_packet_payload(wsi);
-        link->rx_partial = wsmsg_new(expect < limit ? expect : limit, lws_frame_is_binary(wsi));
-        if (!link->rx_partial)
-            return -1;
-    }
-    if (link->rx_partial->len + len > limit) {
-        log_warn("backend: a message over --max-message-size (%zu bytes); closing the link", limit);
+    struct wsmsg *whole;
+    switch (wsmsg_receive(&link->rx_partial, wsi, in, len, link->relay->cfg->max_message_bytes, &whole)) {
+    case WSMSG_RX_PARTIAL:
+        return 0;
+    case WSMSG_RX_NOMEM:
+        return -1;
+    case WSMSG_RX_TOO_LARGE:
+        link->relay->stats.protocol_errors++;
+        log_warn("backend: a message over --max-message-size (%zu bytes); closing the link",
+                 link->relay->cfg->max_message_bytes);
         link_report_closed(link, "the backend sent a message larger than the relay's --max-message-size");
         return -1;
+    case WSMSG_RX_WHOLE:
+        break;
     }
-    struct wsmsg *grown = wsmsg_append(link->rx_partial, in, len);
-    if (!grown)
-        return -1;
-    link->rx_partial = grown;
-    if (!lws_is_final_fragment(wsi) || lws_remaining_packet_payload(wsi) > 0)
-        return 0;
-    struct wsmsg *whole = link->rx_partial;
-    link->rx_partial = NULL;
     link->relay->stats.messages_to_clients++;
     link->relay->stats.bytes_to_clients += whole->len;
     if (link->ops)

@@ -399,34 +399,26 @@ static void handle_client_message(struct core_session *s, struct wsmsg *m)
 
 int core_session_receive(struct core_session *s, const void *in, size_t len)
 {
-    size_t limit = s->relay->cfg->max_message_bytes;
     s->last_received_ms = clock_now_ms();
-    if (!s->rx_partial) {
-        size_t expect = len + lws_remaining_packet_payload(s->wsi);
-        s->rx_partial = wsmsg_new(expect < limit ? expect : limit, lws_frame_is_binary(s->wsi));
-        if (!s->rx_partial)
-            return -1;
-    }
-    if (s->rx_partial->len + len > limit) {
+    struct wsmsg *whole;
+    switch (wsmsg_receive(&s->rx_partial, s->wsi, in, len, s->relay->cfg->max_message_bytes, &whole)) {
+    case WSMSG_RX_PARTIAL:
+        return 0;
+    case WSMSG_RX_NOMEM:
+        return -1;
+    case WSMSG_RX_TOO_LARGE:
         s->relay->stats.protocol_errors++;
-        log_warn("session %s: client message over --max-message-size (%zu bytes); closing", s->connection_id, limit);
-        wsmsg_free(s->rx_partial);
-        s->rx_partial = NULL;
+        log_warn("session %s: client message over --max-message-size (%zu bytes); closing", s->connection_id,
+                 s->relay->cfg->max_message_bytes);
         /* allowReconnect as ASP.NET Core sends it when a message exceeds its own limit. */
         if (s->state == CORE_OPEN)
             close_with_error(s, "Connection closed with an error. The message exceeded the relay's maximum message size.", true);
         else
             fail_handshake(s, HANDSHAKE_TEXT_CANCELED);
         return 0;
+    case WSMSG_RX_WHOLE:
+        break;
     }
-    struct wsmsg *grown = wsmsg_append(s->rx_partial, in, len);
-    if (!grown)
-        return -1;
-    s->rx_partial = grown;
-    if (!lws_is_final_fragment(s->wsi) || lws_remaining_packet_payload(s->wsi) > 0)
-        return 0;
-    struct wsmsg *whole = s->rx_partial;
-    s->rx_partial = NULL;
     handle_client_message(s, whole);
     return 0;
 }

@@ -878,32 +878,23 @@ static void handle_client_text(struct legacy_session *s, const char *data, size_
 
 int legacy_session_receive(struct legacy_session *s, const void *in, size_t len)
 {
-    size_t limit = s->relay->cfg->max_message_bytes;
     s->last_heard_ms = clock_now_ms();
     if (s->closing)
         return 0;
-    if (!s->rx_partial) {
-        size_t expect = len + lws_remaining_packet_payload(s->wsi);
-        s->rx_partial = wsmsg_new(expect < limit ? expect : limit, false);
-        if (!s->rx_partial)
-            return -1;
-    }
-    if (s->rx_partial->len + len > limit) {
-        wsmsg_free(s->rx_partial);
-        s->rx_partial = NULL;
+    struct wsmsg *whole;
+    switch (wsmsg_receive(&s->rx_partial, s->wsi, in, len, s->relay->cfg->max_message_bytes, &whole)) {
+    case WSMSG_RX_PARTIAL:
+        return 0;
+    case WSMSG_RX_NOMEM:
+        return -1;
+    case WSMSG_RX_TOO_LARGE:
         s->relay->stats.protocol_errors++;
         log_warn("legacy %s: client message over --max-message-size; ending the connection", s->connection_id);
         session_end(s, "The message exceeded the relay's maximum message size.");
         return 0;
+    case WSMSG_RX_WHOLE:
+        break;
     }
-    struct wsmsg *grown = wsmsg_append(s->rx_partial, in, len);
-    if (!grown)
-        return -1;
-    s->rx_partial = grown;
-    if (!lws_is_final_fragment(s->wsi) || lws_remaining_packet_payload(s->wsi) > 0)
-        return 0;
-    struct wsmsg *whole = s->rx_partial;
-    s->rx_partial = NULL;
     handle_client_text(s, (const char *)whole->payload, whole->len);
     wsmsg_free(whole);
     return 0;

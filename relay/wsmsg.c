@@ -118,3 +118,28 @@ bool wsmsg_flush(struct lws *wsi, struct msg_queue *q)
         lws_callback_on_writable(wsi);
     return true;
 }
+
+enum wsmsg_rx wsmsg_receive(struct wsmsg **partial, struct lws *wsi, const void *in, size_t len, size_t limit,
+                            struct wsmsg **whole)
+{
+    if (!*partial) {
+        size_t expect = len + lws_remaining_packet_payload(wsi);
+        *partial = wsmsg_new(expect < limit ? expect : limit, lws_frame_is_binary(wsi));
+        if (!*partial)
+            return WSMSG_RX_NOMEM;
+    }
+    if ((*partial)->len + len > limit) {
+        wsmsg_free(*partial);
+        *partial = NULL;
+        return WSMSG_RX_TOO_LARGE;
+    }
+    struct wsmsg *grown = wsmsg_append(*partial, in, len);
+    if (!grown)
+        return WSMSG_RX_NOMEM;
+    *partial = grown;
+    if (!lws_is_final_fragment(wsi) || lws_remaining_packet_payload(wsi) > 0)
+        return WSMSG_RX_PARTIAL;
+    *whole = *partial;
+    *partial = NULL;
+    return WSMSG_RX_WHOLE;
+}

@@ -43,6 +43,20 @@ static inline bool msg_queue_is_empty(const struct msg_queue *q) { return q->cou
 
 struct lws;
 
+enum wsmsg_rx {
+    WSMSG_RX_PARTIAL,   /* kept; more fragments to come */
+    WSMSG_RX_WHOLE,     /* *whole is the complete message, now the caller's */
+    WSMSG_RX_TOO_LARGE, /* over the limit: the partial message was dropped */
+    WSMSG_RX_NOMEM,
+};
+
+/* Adds one received piece (an lws RECEIVE callback's in/len) to *partial,
+ * which starts NULL and is owned by the connection. lws hands over large
+ * messages in several pieces; the relay forwards only whole messages, so
+ * they are collected here, up to limit bytes. */
+enum wsmsg_rx wsmsg_receive(struct wsmsg **partial, struct lws *wsi, const void *in, size_t len, size_t limit,
+                            struct wsmsg **whole);
+
 /* Sends m on an established WebSocket: at once when nothing is ahead of it
  * (the queue is empty and lws holds no unsent rest of an earlier write),
  * otherwise queued behind the others with a WRITEABLE callback requested.
