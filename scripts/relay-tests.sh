@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # relay-tests.sh - tests of what signalr-relay does that a direct connection never shows:
 # backend loss, timeouts and keepalives, handshake refusals, token expiry, size limits, flow
-# control, CORS, routing, /metrics, many connections at once, shutdown (tests/relay, node --test).
+# control, CORS, routing, /metrics, many connections at once, shutdown, and the legacy endpoint's
+# own rules (validation texts, start failures, reconnects it cannot honour, dead sockets, the
+# disconnect timeout) (tests/relay, node --test).
 #
 # Starts its own processes and always stops them (trap):
 #   backend A    the test backend (tests/backend): hubs chat, status, secure
@@ -29,6 +31,8 @@ NEGOTIATE_TIMEOUT_S=1
 MAX_MESSAGE=1M
 MAX_BUFFERED=64K
 CORS_ORIGIN=https://app.example
+LEGACY_KEEPALIVE_S=1
+LEGACY_DISCONNECT_S=1
 
 # relay.sh's sanitizer settings, with ASan's quarantine of freed memory cut from 256 MB to 16 MB
 # so that the relay's RSS (the flow-control test bounds it) follows what the relay really holds.
@@ -111,6 +115,7 @@ ulimit -n 8192 2>/dev/null || true
 relay_start --keepalive "$KEEPALIVE_S" --client-timeout "$CLIENT_TIMEOUT_S" \
     --handshake-timeout "$HANDSHAKE_TIMEOUT_S" --negotiate-timeout "$NEGOTIATE_TIMEOUT_S" \
     --max-message-size "$MAX_MESSAGE" --max-buffered "$MAX_BUFFERED" --cors-origin "$CORS_ORIGIN" \
+    --legacy-keepalive "$LEGACY_KEEPALIVE_S" --legacy-disconnect-timeout "$LEGACY_DISCONNECT_S" \
     --hub "dead=http://127.0.0.1:$DEAD_PORT/chat" --hub "flaky=$B_URL/chat" \
     --hub "hung=http://127.0.0.1:$HUNG_PORT/chat" ||
     setup_failed "tuned relay did not start"
@@ -132,6 +137,7 @@ tap="$log_dir/relay-tests.tap"
     RELAY_KEEPALIVE_S=$KEEPALIVE_S RELAY_CLIENT_TIMEOUT_S=$CLIENT_TIMEOUT_S \
     RELAY_HANDSHAKE_TIMEOUT_S=$HANDSHAKE_TIMEOUT_S RELAY_NEGOTIATE_TIMEOUT_S=$NEGOTIATE_TIMEOUT_S \
     RELAY_MAX_MESSAGE=$MAX_MESSAGE RELAY_MAX_BUFFERED=$MAX_BUFFERED RELAY_CORS_ORIGIN=$CORS_ORIGIN \
+    RELAY_LEGACY_KEEPALIVE_S=$LEGACY_KEEPALIVE_S RELAY_LEGACY_DISCONNECT_S=$LEGACY_DISCONNECT_S \
     node --test --test-concurrency=1 \
         --test-reporter=spec --test-reporter-destination=stdout \
         --test-reporter=tap --test-reporter-destination="$tap" ${RELAY_TESTS:-test/})
