@@ -122,6 +122,15 @@ describe("legacy endpoint", () => {
         await c.abort();
     });
 
+    it("a backend hub that ends the connection mid-session ends the legacy connection with an E frame", async () => {
+        const c = await LegacyClient.open();
+        assert.equal((await c.start()).status, 200);
+        c.ws.send(JSON.stringify({ H: "chathub", M: "AbortMe", A: [], I: 0 })); // Context.Abort() on the backend
+        const frame = await c.next((f) => f.E !== undefined, "E frame");
+        assert.match(frame.E, /backend hub 'chatHub'/);
+        assert.equal(await withTimeout(c.closed, TIMEOUT_MS, "close"), 1000);
+    });
+
     it("a reconnect the relay cannot replay tells the client to start over", async () => {
         const c = await LegacyClient.open();
         assert.equal((await c.start()).status, 200);
