@@ -517,3 +517,11 @@ void core_session_destroy(struct core_session *s)
     header_list_free(&s->headers);
     free(s);
 }
+
+void core_session_shutdown(struct core_session *s)
+{
+    if (s->state == CORE_OPEN && s->handshake_answered)
+        close_with_error(s, "Connection closed with an error. The relay is shutting down.", true);
+    else
+        close_after_flush(s);
+}

@@ -84,5 +84,8 @@ void core_session_established(struct core_session *s);
 int core_session_receive(struct core_session *s, const void *in, size_t len);
 int core_session_writeable(struct core_session *s);
 void core_session_destroy(struct core_session *s);
+/* Relay shutdown: a Close with allowReconnect (so the client reconnects, to
+ * another relay instance if there is one), then the socket closes. */
+void core_session_shutdown(struct core_session *s);
 
 #endif

@@ -958,3 +958,9 @@ void legacy_sessions_clear(struct relay *relay)
         session_free(s);
     }
 }
+
+void legacy_sessions_shutdown(struct relay *relay)
+{
+    for (struct list_node *n = relay->legacy_list.next; n != &relay->legacy_list; n = n->next)
+        session_end(list_container_of(n, struct legacy_session, all), NULL);
+}

@@ -108,6 +108,10 @@ void legacy_session_start_abandoned(struct legacy_start_wait *w);
 /* /abort: closes the backend links (the backend runs OnDisconnectedAsync) and the channel. */
 void legacy_session_abort(struct legacy_session *s);
 
+/* Relay shutdown, first step: ends every connection (backend links closed,
+ * sockets closed after their last frames). */
+void legacy_sessions_shutdown(struct relay *relay);
+
 /* Relay shutdown, before the lws context goes: detaches every session from
  * its wsi and frees it. */
 void legacy_sessions_clear(struct relay *relay);

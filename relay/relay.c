@@ -329,10 +329,37 @@ int relay_start(struct relay *relay, const struct relay_config *cfg)
     return 0;
 }
 
+static void drain_tick(struct timer_entry *e)
+{
+    (void)e; /* only wakes the loop up while draining */
+}
+
+/* On stop, connections get a proper goodbye before the context is destroyed:
+ * Core clients a Close with allowReconnect, legacy clients a clean close
+ * (both then reconnect, to another instance if there is one), backend links
+ * a clean close (the backend runs OnDisconnectedAsync). At most 2 s. */
+static void drain(struct relay *relay)
+{
+    struct timer_entry tick;
+    timer_entry_init(&tick, drain_tick);
+    for (struct list_node *n = relay->sessions.next; n != &relay->sessions; n = n->next)
+        core_session_shutdown(list_container_of(n, struct core_session, link));
+    legacy_sessions_shutdown(relay);
+    uint64_t deadline = clock_now_ms() + 2000;
+    while ((!list_is_empty(&relay->sessions) || relay->stats.legacy_sessions_active > 0 ||
+            relay->stats.backend_links_active > 0) && clock_now_ms() < deadline) {
+        relay_timer_schedule(relay, &tick, clock_now_ms() + 50);
+        if (lws_service(relay->lws, 0) < 0)
+            break;
+    }
+    timer_cancel(&tick);
+}
+
 void relay_run(struct relay *relay)
 {
     while (!relay->stopping && lws_service(relay->lws, 0) >= 0)
         ;
+    drain(relay);
 }
 
 void relay_stop(struct relay *relay)

@@ -46,6 +46,9 @@ test("SIGTERM with sessions in every state: clients closed, backend sessions end
     paused.client.ws._socket.resume();
     for (const client of raws) await client.waitClosed(5000);
     const errors = await withTimeout(Promise.all(stockClosed), 5000, "stock clients' onclose");
+    // A goodbye, not a dropped socket: a Close with allowReconnect before the socket closes, so
+    // clients reconnect (to another relay instance, behind a load balancer).
+    for (const e of errors) assert.match(e?.message ?? "", /The relay is shutting down\.$/);
     console.log(`# stock clients' onclose: ${errors.map((e) => e?.message ?? "no error").join(" | ")}; ` +
         `raw close codes: ${raws.map((c) => c.closeInfo.code).join(", ")}; ` +
         `Close records: ${JSON.stringify(raws.flatMap((c) => c.records.filter((r) => r.type === 7)))}`);
