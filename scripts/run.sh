@@ -31,12 +31,13 @@ cat >&2 <<TXT
 
 signalr-relay on http://127.0.0.1:$port in front of the sample backend ($BACKEND_URL):
   ASP.NET Core SignalR clients:  http://127.0.0.1:$port/chat   (also /status, /secure)
+  legacy ASP.NET SignalR 2.x:    http://127.0.0.1:$port/signalr (hub proxies chatHub, statusHub)
   metrics:                       http://127.0.0.1:$port/metrics
 Ctrl-C stops the relay and the backend.
 
 TXT
 "$relay" --listen "127.0.0.1:$port" --hub "chat=$BACKEND_URL/chat" --hub "status=$BACKEND_URL/status" \
-  --hub "secure=$BACKEND_URL/secure" &
+  --hub "secure=$BACKEND_URL/secure" --hub "chatHub=$BACKEND_URL/chat" --hub "statusHub=$BACKEND_URL/status" &
 relay_pid=$!
 trap 'kill -TERM $relay_pid 2>/dev/null; wait $relay_pid 2>/dev/null; backend_stop' EXIT
 trap 'exit 0' INT TERM
