@@ -9,31 +9,9 @@
 
 #include "buf.h"
 #include "check.h"
+#include "hex.h"
 #include "core_msgpack.h"
 #include "hub_msg.h"
-
-/* Hex text ("0d 96 01 ...", spaces ignored) to bytes; returns the length. */
-static size_t hex(const char *text, char *out, size_t cap)
-{
-    size_t n = 0;
-    int high = -1;
-    for (const char *p = text; *p; p++) {
-        int v;
-        if (*p >= '0' && *p <= '9') v = *p - '0';
-        else if (*p >= 'a' && *p <= 'f') v = *p - 'a' + 10;
-        else if (*p >= 'A' && *p <= 'F') v = *p - 'A' + 10;
-        else continue;
-        if (high < 0) {
-            high = v;
-        } else {
-            if (n < cap)
-                out[n] = (char)(high << 4 | v);
-            n++;
-            high = -1;
-        }
-    }
-    return n;
-}
 
 #define CHECK_SPAN(s, text) CHECK_BYTES((s).ptr, (s).len, text)
 
