@@ -75,6 +75,7 @@ static void connect_info_init(struct lws_client_connect_info *info, struct relay
     const char *origin = header_list_get(&fwd->headers, "origin:");
     info->origin = origin ? origin : host_header;
     info->iface = relay_next_backend_source(relay);
+    info->retry_and_idle_policy = &relay_lws_retry_policy;
     info->ietf_version_or_minus_one = -1;
 }
 

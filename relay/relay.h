@@ -73,6 +73,10 @@ struct relay {
     struct relay_stats stats;
 };
 
+/* The retry and idle policy of every lws connection the relay makes or accepts:
+ * no lws-level validity (WebSocket ping) timer. See relay.c. */
+extern const lws_retry_bo_t relay_lws_retry_policy;
+
 /* Creates the lws context and starts listening. Returns 0, or -1 after logging why. */
 int relay_start(struct relay *relay, const struct relay_config *cfg);
 /* Runs the event loop until relay_stop() (e.g. from a signal). */
