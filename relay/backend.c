@@ -451,5 +451,5 @@ static int link_callback(struct lws *wsi, enum lws_callback_reasons reason, void
 }
 
 const struct lws_protocols backend_link_protocol = {
-    "sr-backend-link", link_callback, 0, 4096, 0, NULL, 0
+    "sr-backend-link", link_callback, 0, 512, 0, NULL, 0 /* sizes set per relay: relay_start */
 };

@@ -240,6 +240,9 @@ static int server_callback(struct lws *wsi, enum lws_callback_reasons reason, vo
 
 /* ------------------------------------------------------------- lifecycle */
 
+/* The most lws may send() at once for us (see relay_start). */
+#define RELAY_TX_PACKET_BYTES (16u << 20)
+
 /* lws arms a "validity" timer on every WebSocket (a ping after 300 s without
  * a pong, hang-up at 310 s) unless the policy says 0. Its timers live in one
  * sorted list, and a new one at now + 300 s sorts after every other
@@ -345,9 +348,17 @@ int relay_start(struct relay *relay, const struct relay_config *cfg)
         return -1;
     }
 
-    relay->protocols[0] = (struct lws_protocols){ "http", server_callback, 0, 4096, 0, NULL, 0 };
+    /* lws' per-WebSocket receive buffer (rx_buffer_size) lives as long as the connection, idle
+     * or not: with 4096 it was ~8 KiB of the relay's ~11 KiB per proxied client (client side and
+     * backend link). It also caps each read, hence --ws-read-buffer. Writes are capped by
+     * tx_packet_size, or by the rx size when that is 0: a 16 KiB message then left in 256-byte
+     * pieces, a loop turn each, so the cap is set far above any message. */
+    size_t rx = cfg->ws_read_buffer_bytes ? cfg->ws_read_buffer_bytes : 256;
+    relay->protocols[0] = (struct lws_protocols){ "http", server_callback, 0, rx, 0, NULL, RELAY_TX_PACKET_BYTES };
     relay->protocols[1] = backend_negotiate_protocol;
     relay->protocols[2] = backend_link_protocol;
+    relay->protocols[2].rx_buffer_size = rx;
+    relay->protocols[2].tx_packet_size = RELAY_TX_PACKET_BYTES;
     relay->protocols[3] = (struct lws_protocols){ NULL, NULL, 0, 0, 0, NULL, 0 };
 
     struct lws_context_creation_info info;
