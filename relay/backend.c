@@ -31,10 +31,12 @@ static bool forwarded_copy(struct forwarded *f, const struct backend_params *p)
     return ok && (!p->forwarded_for || f->forwarded_for);
 }
 
+/* Safe to call twice. */
 static void forwarded_free(struct forwarded *f)
 {
     header_list_free(&f->headers);
     free(f->forwarded_for);
+    f->forwarded_for = NULL;
 }
 
 /* Adds the forwarded headers while lws builds the request. lws writes Origin
@@ -415,6 +417,8 @@ static int link_callback(struct lws *wsi, enum lws_callback_reasons reason, void
     case LWS_CALLBACK_CLIENT_APPEND_HANDSHAKE_HEADER:
         return append_forwarded_headers(wsi, &link->fwd, in, len);
     case LWS_CALLBACK_CLIENT_ESTABLISHED:
+        /* The headers were for the upgrade request only: an open link holds none of them. */
+        forwarded_free(&link->fwd);
         if (link->state == LINK_CLOSING)
             return -1;
         link->state = LINK_OPEN;
