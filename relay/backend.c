@@ -31,10 +31,12 @@ static bool forwarded_copy(struct forwarded *f, const struct backend_params *p)
     return ok && (!p->forwarded_for || f->forwarded_for);
 }
 
+/* Safe to call twice. */
 static void forwarded_free(struct forwarded *f)
 {
     header_list_free(&f->headers);
     free(f->forwarded_for);
+    f->forwarded_for = NULL;
 }
 
 /* Adds the forwarded headers while lws builds the request. lws writes Origin
@@ -75,6 +77,7 @@ static void connect_info_init(struct lws_client_connect_info *info, struct relay
     const char *origin = header_list_get(&fwd->headers, "origin:");
     info->origin = origin ? origin : host_header;
     info->iface = relay_next_backend_source(relay);
+    info->retry_and_idle_policy = &relay_lws_retry_policy;
     info->ietf_version_or_minus_one = -1;
 }
 
@@ -409,6 +412,8 @@ static int link_callback(struct lws *wsi, enum lws_callback_reasons reason, void
     case LWS_CALLBACK_CLIENT_APPEND_HANDSHAKE_HEADER:
         return append_forwarded_headers(wsi, &link->fwd, in, len);
     case LWS_CALLBACK_CLIENT_ESTABLISHED:
+        /* The headers were for the upgrade request only: an open link holds none of them. */
+        forwarded_free(&link->fwd);
         if (link->state == LINK_CLOSING)
             return -1;
         link->state = LINK_OPEN;
@@ -459,5 +464,5 @@ static int link_callback(struct lws *wsi, enum lws_callback_reasons reason, void
 }
 
 const struct lws_protocols backend_link_protocol = {
-    "sr-backend-link", link_callback, 0, 4096, 0, NULL, 0
+    "sr-backend-link", link_callback, 0, 512, 0, NULL, 0 /* sizes set per relay: relay_start */
 };

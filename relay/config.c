@@ -57,6 +57,7 @@ void config_init(struct relay_config *cfg)
     cfg->negotiate_ttl_ms = 15000;
     cfg->max_message_bytes = 4u << 20;
     cfg->max_buffered_bytes = 256u << 10;
+    cfg->ws_read_buffer_bytes = 256;
     cfg->log_level = LOG_INFO;
 }
 
@@ -238,8 +239,9 @@ static enum config_result parse_seconds(const char *flag, const char *value, uns
     return CONFIG_OK;
 }
 
-static enum config_result parse_size(const char *flag, const char *value, size_t *out, char *err,
-                                     size_t err_len)
+static enum config_result parse_size_between(const char *flag, const char *value, size_t *out,
+                                             unsigned long long min, unsigned long long max, const char *range,
+                                             char *err, size_t err_len)
 {
     char *end;
     errno = 0;
@@ -250,10 +252,16 @@ static enum config_result parse_size(const char *flag, const char *value, size_t
         n <<= 10, end++;
     else if (*end == 'M' || *end == 'm')
         n <<= 20, end++;
-    if (*end || n < 1024 || n > (1ull << 31))
-        return fail(err, err_len, "%s wants a size between 1K and 2048M, got '%s'", flag, value);
+    if (*end || n < min || n > max)
+        return fail(err, err_len, "%s wants a size between %s, got '%s'", flag, range, value);
     *out = (size_t)n;
     return CONFIG_OK;
+}
+
+static enum config_result parse_size(const char *flag, const char *value, size_t *out, char *err,
+                                     size_t err_len)
+{
+    return parse_size_between(flag, value, out, 1024, 1ull << 31, "1K and 2048M", err, err_len);
 }
 
 static enum config_result set_log_level(struct relay_config *cfg, const char *value, char *err,
@@ -284,6 +292,10 @@ static enum config_result apply_setting(struct relay_config *cfg, const char *na
     if (strcmp(name, "negotiate-timeout") == 0) return parse_seconds("--negotiate-timeout", value, &cfg->negotiate_ttl_ms, err, err_len);
     if (strcmp(name, "max-message-size") == 0) return parse_size("--max-message-size", value, &cfg->max_message_bytes, err, err_len);
     if (strcmp(name, "max-buffered") == 0) return parse_size("--max-buffered", value, &cfg->max_buffered_bytes, err, err_len);
+    /* At least 128: a control frame's payload (up to 125 bytes) must fit in lws' buffer whole. */
+    if (strcmp(name, "ws-read-buffer") == 0)
+        return parse_size_between("--ws-read-buffer", value, &cfg->ws_read_buffer_bytes, 128, 64u << 10,
+                                  "128 and 64K", err, err_len);
     if (strcmp(name, "token-secret") == 0) { replace_string(&cfg->token_secret, value); return CONFIG_OK; }
     if (strcmp(name, "backend-source-addresses") == 0) { replace_string(&cfg->backend_source_addresses, value); return CONFIG_OK; }
     if (strcmp(name, "log-level") == 0) return set_log_level(cfg, value, err, err_len);
@@ -476,6 +488,10 @@ void config_print_help(FILE *out)
 "                            with a clear error\n"
 "  --max-buffered N          bytes queued toward a slow peer before the relay stops reading\n"
 "                            from the other side (default 256K)\n"
+"  --ws-read-buffer N        lws' receive buffer per WebSocket, client side and backend\n"
+"                            link alike (128 to 64K, default 256): held by every connection,\n"
+"                            idle ones too, and the most one read takes from a socket; larger\n"
+"                            trades memory per connection for fewer reads per large message\n"
 "\n"
 "Other:\n"
 "  --token-secret SECRET     key that signs connection tokens (default: random per start, so\n"

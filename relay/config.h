@@ -43,6 +43,7 @@ struct relay_config {
     unsigned negotiate_ttl_ms;    /* unused negotiate tokens expire (15 s) */
     size_t max_message_bytes;     /* one hub message / WebSocket message, either direction */
     size_t max_buffered_bytes;    /* queued toward one peer before reading from the other pauses */
+    size_t ws_read_buffer_bytes;  /* lws rx buffer per WebSocket: memory per connection, bytes per read */
     int log_level;
 };
 

@@ -191,6 +191,8 @@ static void open_backend_link(struct core_session *s)
     header_list_free(&s->headers);
     free(s->query);
     s->query = NULL;
+    free(s->forwarded_for);
+    s->forwarded_for = NULL;
     free(s->backend_token);
     s->backend_token = NULL;
     if (!s->backend) {
@@ -447,7 +449,10 @@ struct core_session *core_session_create(struct relay *relay, struct lws *wsi, c
     struct buf query;
     buf_init(&query);
     static const char *const not_forwarded[] = { "id" };
-    if (!s || !http_query_forward(wsi, &query, not_forwarded, 1) || !buf_append_byte(&query, '\0')) {
+    char forwarded_for[400];
+    http_forwarded_for(wsi, forwarded_for, sizeof forwarded_for);
+    if (!s || !http_query_forward(wsi, &query, not_forwarded, 1) || !buf_append_byte(&query, '\0') ||
+        !(s->forwarded_for = strdup(forwarded_for))) {
         free(s);
         buf_free(&query);
         return NULL;
@@ -460,7 +465,6 @@ struct core_session *core_session_create(struct relay *relay, struct lws *wsi, c
     s->protocol = HUB_PROTOCOL_JSON;
     s->query = query.data; /* ownership moves from the buf */
     header_list_capture(&s->headers, wsi);
-    http_forwarded_for(wsi, s->forwarded_for, sizeof s->forwarded_for);
     buf_init(&s->handshake);
     msg_queue_init(&s->early);
     msg_queue_init(&s->to_client);
@@ -514,6 +518,7 @@ void core_session_destroy(struct core_session *s)
     free(s->backend_token);
     free(s->backend_failure);
     free(s->query);
+    free(s->forwarded_for);
     header_list_free(&s->headers);
     free(s);
 }

@@ -53,7 +53,7 @@ struct core_session {
     char *backend_token;
     char *query;                       /* forwarded query ("&a=b..."); freed once the link is open */
     struct header_list headers;        /* forwarded headers; freed once the link is open */
-    char forwarded_for[128];
+    char *forwarded_for;               /* X-Forwarded-For to send; freed once the link is open */
 
     struct buf handshake;              /* client bytes until the handshake record is complete */
     struct msg_queue early;            /* client messages before the backend link exists */

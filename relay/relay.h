@@ -67,15 +67,23 @@ struct relay {
     unsigned backend_source_count;
 
     struct lws_protocols protocols[4]; /* lws keeps a pointer: lives as long as the context */
-    bool stopping;
+    void *event_loop;                 /* our libev loop (lws runs on it), or NULL: lws' poll() loop */
+    void *foreign_loops[1];           /* lws keeps a pointer to this too */
+    volatile bool stopping;
     struct relay_stats stats;
 };
+
+/* The retry and idle policy of every lws connection the relay makes or accepts:
+ * no lws-level validity (WebSocket ping) timer. See relay.c. */
+extern const lws_retry_bo_t relay_lws_retry_policy;
 
 /* Creates the lws context and starts listening. Returns 0, or -1 after logging why. */
 int relay_start(struct relay *relay, const struct relay_config *cfg);
 /* Runs the event loop until relay_stop() (e.g. from a signal). */
 void relay_run(struct relay *relay);
 void relay_stop(struct relay *relay);
+/* From the loop's own thread: makes relay_run's current lws_service() return. */
+void relay_break_loop(struct relay *relay);
 /* Closes every connection and frees everything relay_start made. */
 void relay_destroy(struct relay *relay);
 

@@ -9,7 +9,8 @@
 #                tests/backend, then the same suites through the relay (scripts/interop.sh); then
 #                the relay's own behaviour: timeouts, backend loss, limits, flow control, CORS,
 #                metrics, many connections, shutdown (scripts/relay-tests.sh, tests/relay)
-#   5. bench     a short smoke run of the benchmark programs, so they never rot (not pass/fail on speed)
+#   5. bench     a short smoke run of the benchmark programs and of scripts/bench --quick, so they
+#                never rot (not pass/fail on speed)
 # Environment: FUZZ_SECONDS, SKIP_FUZZ=1, SKIP_INTEROP=1 (for quick local loops; CI sets neither).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -68,7 +69,13 @@ interop() {
 }
 
 bench_smoke() {
-  "$root/scripts/bench-hub" --smoke >/dev/null
+  "$root/scripts/bench-hub" --smoke >/dev/null || return 1
+  # the whole-system driver at tiny sizes (~40 s): backend, relay and nginx side by side
+  local log; log=$(mktemp)
+  if ! "$root/scripts/bench" --quick >"$log" 2>&1; then
+    tail -30 "$log"; rm -f "$log"; return 1
+  fi
+  rm -f "$log"
 }
 
 stage deps scripts/install-deps.sh

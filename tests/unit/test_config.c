@@ -44,6 +44,16 @@ static void test_defaults_and_hubs(void)
     CHECK(strcmp(cfg.listen_address, "127.0.0.1") == 0);
     CHECK_EQ_INT(cfg.listen_port, 8080);
     CHECK_EQ_INT(cfg.hub_count, 0);
+    CHECK_EQ_INT(cfg.ws_read_buffer_bytes, 256);
+    config_free(&cfg);
+
+    char *buffers[] = { "relay", "--ws-read-buffer", "4K" };
+    CHECK_EQ_INT(parse(&cfg, err, sizeof err, 3, buffers), CONFIG_OK);
+    CHECK_EQ_INT(cfg.ws_read_buffer_bytes, 4096);
+    config_free(&cfg);
+    char *smallest[] = { "relay", "--ws-read-buffer", "128" };
+    CHECK_EQ_INT(parse(&cfg, err, sizeof err, 3, smallest), CONFIG_OK);
+    CHECK_EQ_INT(cfg.ws_read_buffer_bytes, 128);
     config_free(&cfg);
 }
 
@@ -72,6 +82,9 @@ static void test_errors(void)
     expect_error("ADDRESS:PORT", 3, (char *[]){ "relay", "--listen", "8080" });
     expect_error("seconds", 3, (char *[]){ "relay", "--keepalive", "-1" });
     expect_error("size", 3, (char *[]){ "relay", "--max-message-size", "12" });
+    /* a control frame (up to 125 payload bytes) must fit lws' buffer whole */
+    expect_error("between 128 and 64K", 3, (char *[]){ "relay", "--ws-read-buffer", "100" });
+    expect_error("between 128 and 64K", 3, (char *[]){ "relay", "--ws-read-buffer", "1M" });
     expect_error("log-level", 3, (char *[]){ "relay", "--log-level", "loud" });
     expect_error("unexpected argument", 2, (char *[]){ "relay", "chat" });
     expect_error("cannot read config file", 3, (char *[]){ "relay", "--config", "/nonexistent/relay.json" });
