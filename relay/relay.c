@@ -21,9 +21,37 @@
 
 /* ----------------------------------------------------------- timer wheel */
 
-static void wheel_tick(lws_sorted_usec_list_t *sul);
+/* The wheel's one OS-level timer. On lws' own poll() loop it is an lws
+ * scheduled callback; on our libev loop it is an ev_timer, because lws 4.1
+ * does not re-arm its libev timer for callbacks scheduled between events, so
+ * wheel deadlines would wait for the next socket activity. */
+static void wheel_fire(struct relay *relay)
+{
+    relay->wheel_sul_due = UINT64_MAX;
+    timer_wheel_run(&relay->wheel, clock_now_ms());
+}
 
-/* Points the lws timer at the wheel's next expiry, if that is earlier than
+static void wheel_rearm(struct relay *relay);
+
+static void wheel_tick(lws_sorted_usec_list_t *sul)
+{
+    struct relay *relay = lws_container_of(sul, struct relay, wheel_sul);
+    wheel_fire(relay);
+    wheel_rearm(relay);
+}
+
+#if defined(SR_HAVE_LIBEV)
+static void wheel_ev_tick(struct ev_loop *loop, ev_timer *timer, int revents)
+{
+    (void)loop;
+    (void)revents;
+    struct relay *relay = timer->data;
+    wheel_fire(relay);
+    wheel_rearm(relay);
+}
+#endif
+
+/* Points the OS timer at the wheel's next expiry, if that is earlier than
  * where it points now. */
 static void wheel_rearm(struct relay *relay)
 {
@@ -33,15 +61,16 @@ static void wheel_rearm(struct relay *relay)
     uint64_t now = clock_now_ms();
     uint64_t delay_ms = next > now ? next - now : 0;
     relay->wheel_sul_due = next;
+#if defined(SR_HAVE_LIBEV)
+    if (relay->wheel_ev) {
+        ev_timer *timer = relay->wheel_ev;
+        ev_timer_stop(relay->event_loop, timer);
+        ev_timer_set(timer, (double)delay_ms / 1000.0, 0.0);
+        ev_timer_start(relay->event_loop, timer);
+        return;
+    }
+#endif
     lws_sul_schedule(relay->lws, 0, &relay->wheel_sul, wheel_tick, (lws_usec_t)delay_ms * LWS_US_PER_MS);
-}
-
-static void wheel_tick(lws_sorted_usec_list_t *sul)
-{
-    struct relay *relay = lws_container_of(sul, struct relay, wheel_sul);
-    relay->wheel_sul_due = UINT64_MAX;
-    timer_wheel_run(&relay->wheel, clock_now_ms());
-    wheel_rearm(relay);
 }
 
 void relay_timer_schedule(struct relay *relay, struct timer_entry *e, uint64_t expire_at)
@@ -278,9 +307,30 @@ static bool event_loop_create(struct relay *relay)
 #endif
 }
 
+/* The wheel's ev_timer, once lws runs on our libev loop. */
+static bool wheel_timer_create(struct relay *relay)
+{
+#if defined(SR_HAVE_LIBEV)
+    ev_timer *timer = malloc(sizeof *timer);
+    if (!timer)
+        return false;
+    ev_timer_init(timer, wheel_ev_tick, 0.0, 0.0);
+    timer->data = relay;
+    relay->wheel_ev = timer;
+#else
+    (void)relay;
+#endif
+    return true;
+}
+
 static void event_loop_destroy(struct relay *relay)
 {
 #if defined(SR_HAVE_LIBEV)
+    if (relay->wheel_ev) {
+        ev_timer_stop(relay->event_loop, relay->wheel_ev);
+        free(relay->wheel_ev);
+        relay->wheel_ev = NULL;
+    }
     if (relay->event_loop)
         ev_loop_destroy(relay->event_loop);
 #endif
@@ -404,6 +454,10 @@ int relay_start(struct relay *relay, const struct relay_config *cfg)
         return -1;
     }
     relay->vhost = lws_get_vhost_by_name(relay->lws, "default");
+    if (relay->event_loop && !wheel_timer_create(relay)) {
+        log_error("relay: out of memory");
+        return -1;
+    }
     log_info("relay: event loop: %s", relay->event_loop ? "libev (epoll)" : "lws poll()");
     log_info("relay: listening on http://%s:%d%s", cfg->listen_address, cfg->listen_port, cfg->path_prefix);
     if (cfg->legacy_path[0])
@@ -415,9 +469,18 @@ int relay_start(struct relay *relay, const struct relay_config *cfg)
     return 0;
 }
 
+/* While draining, checks every 50 ms whether everything is closed or time is up. */
 static void drain_tick(struct timer_entry *e)
 {
-    (void)e; /* only wakes the loop up while draining */
+    struct relay *relay = list_container_of(e, struct relay, drain_timer);
+    bool drained = list_is_empty(&relay->sessions) && relay->stats.legacy_sessions_active == 0 &&
+                   relay->stats.backend_links_active == 0;
+    if (drained || clock_now_ms() >= relay->drain_deadline) {
+        relay->drained = true;
+        relay_break_loop(relay);
+        return;
+    }
+    relay_timer_schedule(relay, e, clock_now_ms() + 50);
 }
 
 /* On stop, connections get a proper goodbye before the context is destroyed:
@@ -426,19 +489,15 @@ static void drain_tick(struct timer_entry *e)
  * a clean close (the backend runs OnDisconnectedAsync). At most 2 s. */
 static void drain(struct relay *relay)
 {
-    struct timer_entry tick;
-    timer_entry_init(&tick, drain_tick);
     for (struct list_node *n = relay->sessions.next; n != &relay->sessions; n = n->next)
         core_session_shutdown(list_container_of(n, struct core_session, link));
     legacy_sessions_shutdown(relay);
-    uint64_t deadline = clock_now_ms() + 2000;
-    while ((!list_is_empty(&relay->sessions) || relay->stats.legacy_sessions_active > 0 ||
-            relay->stats.backend_links_active > 0) && clock_now_ms() < deadline) {
-        relay_timer_schedule(relay, &tick, clock_now_ms() + 50);
-        if (lws_service(relay->lws, 0) < 0)
-            break;
-    }
-    timer_cancel(&tick);
+    relay->drain_deadline = clock_now_ms() + 2000;
+    timer_entry_init(&relay->drain_timer, drain_tick);
+    relay_timer_schedule(relay, &relay->drain_timer, clock_now_ms());
+    while (!relay->drained && lws_service(relay->lws, 0) >= 0)
+        ;
+    timer_cancel(&relay->drain_timer);
 }
 
 void relay_run(struct relay *relay)

@@ -68,6 +68,10 @@ struct relay {
 
     struct lws_protocols protocols[4]; /* lws keeps a pointer: lives as long as the context */
     void *event_loop;                 /* our libev loop (lws runs on it), or NULL: lws' poll() loop */
+    void *wheel_ev;                   /* with libev: the wheel's ev_timer (see relay.c) */
+    struct timer_entry drain_timer;   /* shutdown: checks whether everything closed */
+    uint64_t drain_deadline;
+    bool drained;
     void *foreign_loops[1];           /* lws keeps a pointer to this too */
     volatile bool stopping;
     struct relay_stats stats;
