@@ -70,6 +70,7 @@ struct relay {
     void *event_loop;                 /* our libev loop (lws runs on it), or NULL: lws' poll() loop */
     void *foreign_loops[1];           /* lws keeps a pointer to this too */
     volatile bool stopping;
+    bool destroying;                  /* inside lws_context_destroy: make no lws calls on wsis */
     struct relay_stats stats;
 };
 
