@@ -9,6 +9,7 @@
 #include "buf.h"
 #include "log.h"
 #include "relay.h"
+#include "wsi_role.h"
 
 #define NEGOTIATE_BODY_LIMIT (64u << 10)
 
@@ -92,6 +93,7 @@ static bool build_path(struct buf *path, const struct hub_route *route, const ch
 /* ------------------------------------------------------------- negotiate */
 
 struct backend_negotiate {
+    enum wsi_role role;       /* WSI_ROLE_BACKEND_NEGOTIATE */
     struct relay *relay;
     struct lws *wsi;
     backend_negotiate_cb cb;  /* NULL once delivered or cancelled */
@@ -124,6 +126,7 @@ struct backend_negotiate *backend_negotiate_start(struct relay *relay, const str
     struct backend_negotiate *r = calloc(1, sizeof *r);
     if (!r)
         return NULL;
+    r->role = WSI_ROLE_BACKEND_NEGOTIATE;
     r->relay = relay;
     r->cb = cb;
     r->owner = owner;
@@ -162,7 +165,9 @@ struct backend_negotiate *backend_negotiate_start(struct relay *relay, const str
 void backend_negotiate_cancel(struct backend_negotiate *r)
 {
     r->cb = NULL;
-    if (r->wsi)
+    /* While the context is being destroyed lws closes every wsi itself; its timer list may
+     * already be half torn down, so no lws call here. */
+    if (r->wsi && !r->relay->destroying)
         lws_set_timeout(r->wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
 }
 
@@ -236,6 +241,7 @@ const struct lws_protocols backend_negotiate_protocol = {
 enum link_state { LINK_CONNECTING, LINK_OPEN, LINK_CLOSING };
 
 struct backend_link {
+    enum wsi_role role;       /* WSI_ROLE_BACKEND_LINK */
     struct relay *relay;
     struct lws *wsi;
     const struct backend_link_ops *ops; /* NULL once the owner let go */
@@ -274,6 +280,7 @@ struct backend_link *backend_link_open(struct relay *relay, const struct backend
     struct backend_link *link = calloc(1, sizeof *link);
     if (!link)
         return NULL;
+    link->role = WSI_ROLE_BACKEND_LINK;
     link->relay = relay;
     link->ops = ops;
     link->owner = owner;
@@ -349,6 +356,10 @@ void backend_link_close(struct backend_link *link)
     link->ops = NULL;
     if (link->state == LINK_CLOSING)
         return;
+    if (link->relay->destroying) { /* lws is closing every wsi itself (see backend_negotiate_cancel) */
+        link->state = LINK_CLOSING;
+        return;
+    }
     if (link->state == LINK_CONNECTING || !link->wsi) {
         link->state = LINK_CLOSING;
         if (link->wsi)
@@ -460,6 +471,21 @@ static int link_callback(struct lws *wsi, enum lws_callback_reasons reason, void
         return 0;
     default:
         return 0;
+    }
+}
+
+void backend_wsi_destroyed(void *handle)
+{
+    if (*(enum wsi_role *)handle == WSI_ROLE_BACKEND_LINK) {
+        struct backend_link *link = handle;
+        link->wsi = NULL;
+        link_report_closed(link, "the relay is shutting down");
+        link_free(link);
+    } else if (*(enum wsi_role *)handle == WSI_ROLE_BACKEND_NEGOTIATE) {
+        struct backend_negotiate *r = handle;
+        r->wsi = NULL;
+        negotiate_deliver(r, "the relay is shutting down");
+        negotiate_free(r);
     }
 }
 

@@ -77,6 +77,12 @@ void backend_link_pause_reading(struct backend_link *link, bool paused);
  * no further callbacks. */
 void backend_link_close(struct backend_link *link);
 
+/* lws is destroying the wsi of a negotiate request or link (its opaque user
+ * data, tagged WSI_ROLE_BACKEND_*) without having reported its close to the
+ * backend protocol: at context destruction, for connections still being set
+ * up. Frees it; an owner still attached hears `closed`. */
+void backend_wsi_destroyed(void *handle);
+
 /* The two lws protocols (HTTP negotiate, WebSocket) for the relay's vhost. */
 extern const struct lws_protocols backend_negotiate_protocol;
 extern const struct lws_protocols backend_link_protocol;

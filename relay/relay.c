@@ -210,6 +210,8 @@ static void detach_and_destroy(struct lws *wsi, void *owner)
     case WSI_ROLE_NEGOTIATION: core_negotiate_abandon(owner); break;
     case WSI_ROLE_LEGACY_SESSION: legacy_session_channel_closed(owner, wsi); break;
     case WSI_ROLE_LEGACY_START: legacy_session_start_abandoned(owner); break;
+    case WSI_ROLE_BACKEND_NEGOTIATE:
+    case WSI_ROLE_BACKEND_LINK: backend_wsi_destroyed(owner); break;
     case WSI_ROLE_NONE: break;
     }
 }
@@ -520,6 +522,7 @@ void relay_destroy(struct relay *relay)
         legacy_sessions_clear(relay);
     if (relay->lws) {
         lws_sul_cancel(&relay->wheel_sul);
+        relay->destroying = true;
         lws_context_destroy(relay->lws); /* closes every connection through the callbacks */
         relay->lws = NULL;
     }

@@ -74,6 +74,7 @@ struct relay {
     bool drained;
     void *foreign_loops[1];           /* lws keeps a pointer to this too */
     volatile bool stopping;
+    bool destroying;                  /* inside lws_context_destroy: make no lws calls on wsis */
     struct relay_stats stats;
 };
 
