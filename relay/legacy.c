@@ -231,6 +231,7 @@ int legacy_confirm_upgrade(struct relay *relay, struct lws *wsi, const char *suf
     claims_connection_id(&claims, id);
     bool reconnect = !suffix_is(suffix, "connect");
     struct legacy_session *s = legacy_session_find(relay, id);
+    bool fresh = s == NULL;
     if (!s) {
         struct legacy_hub_list hubs;
         legacy_hub_list_init(&hubs);
@@ -251,7 +252,10 @@ int legacy_confirm_upgrade(struct relay *relay, struct lws *wsi, const char *suf
     uint32_t instance = 0;
     char message_id[LEGACY_CURSOR_MAX + 8];
     int n = http_query_arg(wsi, "messageId", message_id, sizeof message_id);
-    bool cursor_ok = n > 0 && legacy_cursor_parse(span_make(message_id, (size_t)n), &instance, &cursor) &&
+    /* A reconnect for a connection this relay no longer has can never be honoured, whatever its
+     * cursor says (even "nothing seen yet"): the new session only tells the client to start over. */
+    bool cursor_ok = !(reconnect && fresh) && n > 0 &&
+                     legacy_cursor_parse(span_make(message_id, (size_t)n), &instance, &cursor) &&
                      instance == relay->instance_id;
     legacy_session_attach(s, wsi, reconnect, cursor, cursor_ok);
     conn_token_claims_free(&claims);

@@ -136,6 +136,12 @@ describe("legacy endpoint", () => {
         assert.equal((await c.start()).status, 200);
         await c.abort();
         await c.closed;
+        // Whatever the cursor says, even that nothing was seen yet (a client aborted before any push).
+        const seenNothing = c.cursor.replace(/-[0-9a-f]+$/, "-0");
+        await c.attach("reconnect", `&messageId=${encodeURIComponent(seenNothing)}`);
+        const first = await c.next((f) => f.E !== undefined, "E frame (cursor 0)");
+        assert.match(first.E, /start a new connection/);
+        await withTimeout(c.closed, TIMEOUT_MS, "close");
         // The same (valid) token, but the connection is gone: an E frame, then the socket closes.
         await c.attach("reconnect", `&messageId=${encodeURIComponent(c.cursor)}`);
         const frame = await c.next((f) => f.E !== undefined, "E frame");
