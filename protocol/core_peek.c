@@ -1,6 +1,7 @@
 /* core_peek.c - message kinds in a buffer of whole Core messages (see core_peek.h). */
 #include "core_peek.h"
 
+#include <stdbool.h>
 #include <string.h>
 
 #include "core_json.h"
@@ -10,6 +11,22 @@
  * only use it to reject absurd lengths. */
 #define PEEK_MAX_MESSAGE ((size_t)1 << 31)
 
+/* Whether the rest of a record that began {"type":N may hold another "type"
+ * key, which the decoder (as ASP.NET Core's) would let win: a literal "type",
+ * or a \u escape that could spell one. Then the full decoder decides. */
+static bool may_repeat_type(const char *rest, size_t len)
+{
+    static const char key[] = "\"type\"";
+    const char *end = rest + len;
+    for (const char *p = rest; (p = memchr(p, '"', (size_t)(end - p))) != NULL; p++)
+        if ((size_t)(end - p) >= sizeof key - 1 && memcmp(p, key, sizeof key - 1) == 0)
+            return true;
+    for (const char *p = rest; (p = memchr(p, '\\', (size_t)(end - p))) != NULL; p++)
+        if (p + 1 < end && p[1] == 'u')
+            return true;
+    return false;
+}
+
 static enum hub_msg_kind json_kind(const char *rec, size_t len, struct proto_error *err,
                                    enum proto_status *status)
 {
@@ -17,7 +34,7 @@ static enum hub_msg_kind json_kind(const char *rec, size_t len, struct proto_err
     size_t p = sizeof prefix - 1;
     *status = PROTO_OK;
     if (len > p + 1 && memcmp(rec, prefix, p) == 0 && rec[p] >= '1' && rec[p] <= '9' &&
-        (rec[p + 1] == ',' || rec[p + 1] == '}'))
+        (rec[p + 1] == ',' || rec[p + 1] == '}') && !may_repeat_type(rec + p + 2, len - p - 2))
         return (enum hub_msg_kind)(rec[p] - '0');
     struct hub_msg msg;
     hub_msg_init(&msg);

@@ -26,6 +26,16 @@ int main(void)
     k = kinds_of(0, ten, sizeof ten - 1, &st);
     CHECK_EQ_INT(st, PROTO_OK);
     CHECK_EQ_INT(k, 0);
+    /* A repeated "type" wins, as in the decoder (and ASP.NET Core): the fast path must not answer
+     * from the first one, literal or spelt with \u escapes (found by fuzz_core_peek). */
+    const char repeated[] = "{\"type\":6,\"type\":7,\"error\":\"be\"}\x1e";
+    k = kinds_of(0, repeated, sizeof repeated - 1, &st);
+    CHECK_EQ_INT(st, PROTO_OK);
+    CHECK_EQ_INT(k, CORE_KIND_BIT(HUB_MSG_CLOSE));
+    const char escaped[] = "{\"type\":6,\"typ\\u0065\":7}\x1e";
+    k = kinds_of(0, escaped, sizeof escaped - 1, &st);
+    CHECK_EQ_INT(st, PROTO_OK);
+    CHECK_EQ_INT(k, CORE_KIND_BIT(HUB_MSG_CLOSE));
     /* A partial record is reported, not guessed. */
     k = kinds_of(0, "{\"type\":6}", 10, &st);
     CHECK_EQ_INT(st, PROTO_INCOMPLETE);
