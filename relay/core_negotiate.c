@@ -19,6 +19,10 @@ static void negotiation_expired(struct timer_entry *e)
 {
     struct negotiation *n = list_container_of(e, struct negotiation, expiry);
     log_debug("negotiate: token for hub %s expired unused", n->hub->name);
+    if (n->http_wsi) { /* its answer could not be written all this time: let that request go too */
+        lws_set_opaque_user_data(n->http_wsi, NULL);
+        lws_set_timeout(n->http_wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
+    }
     dict_remove(&n->relay->negotiations, &n->entry);
     n->in_table = false;
     core_negotiation_free(n);
@@ -118,7 +122,7 @@ static void backend_negotiated(void *owner, unsigned status, const char *body, s
         set_reply(n, status, "text/plain", body, len);
     }
     if (n->http_wsi)
-        lws_callback_on_writable(n->http_wsi);
+        http_answer_ready(n->http_wsi);
 }
 
 int core_negotiate_begin(struct relay *relay, struct lws *wsi, const struct hub_route *hub)
@@ -169,6 +173,7 @@ int core_negotiate_begin(struct relay *relay, struct lws *wsi, const struct hub_
         return http_respond(relay, wsi, 503, "text/plain", "The backend hub is unreachable.", 31);
     }
     lws_set_opaque_user_data(wsi, n);
+    http_answer_later(wsi);
     return 0;
 }
 

@@ -232,6 +232,17 @@ bool http_add_cors_headers(const struct relay *relay, struct lws *wsi, unsigned 
                                         (const unsigned char *)"Origin", 6, p, end);
 }
 
+void http_answer_later(struct lws *wsi)
+{
+    lws_rx_flow_control(wsi, 0);
+}
+
+void http_answer_ready(struct lws *wsi)
+{
+    lws_rx_flow_control(wsi, 1);
+    lws_callback_on_writable(wsi);
+}
+
 static int finish_transaction(struct lws *wsi)
 {
     return lws_http_transaction_completed(wsi) ? -1 : 0;

@@ -54,6 +54,16 @@ void http_forwarded_for(struct lws *wsi, char *out, size_t len);
 /* If the request has an Origin on the configured allow-list, copies it. */
 bool http_allowed_origin(const struct relay *relay, struct lws *wsi, char *out, size_t len);
 
+/* For a request answered later (once the backend has answered): lws reads
+ * nothing more of a request's connection before its answer, so the EOF of a
+ * client that hangs up meanwhile would stay unread and wake the event loop
+ * again and again (100 % CPU; on the libev loop it also starves lws' timers).
+ * Reading pauses until http_answer_ready(), which resumes it and asks for the
+ * HTTP_WRITEABLE callback that writes the answer (lws runs no callback for a
+ * paused request, not even that one). A client that left is noticed then. */
+void http_answer_later(struct lws *wsi);
+void http_answer_ready(struct lws *wsi);
+
 /* Writes a whole response (headers + body) and completes the transaction.
  * Adds CORS headers when the Origin is allowed, and Cache-Control: no-cache.
  * Returns what the lws callback should return. */

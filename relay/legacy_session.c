@@ -10,6 +10,7 @@
 #include "clock.h"
 #include "core_json.h"
 #include "handshake.h"
+#include "http.h"
 #include "legacy_cursor.h"
 #include "legacy_frame.h"
 #include "legacy_invocation.h"
@@ -536,8 +537,9 @@ static int links_ready(struct legacy_session *s, const char **failure)
 
 static void check_start(struct legacy_session *s)
 {
-    if (s->start.wsi)
-        lws_callback_on_writable(s->start.wsi);
+    const char *failure = NULL;
+    if (s->start.wsi && (s->closing || links_ready(s, &failure) != 0))
+        http_answer_ready(s->start.wsi);
 }
 
 static int answer_start(struct legacy_session *s, struct lws *wsi)
@@ -564,6 +566,7 @@ int legacy_session_start(struct legacy_session *s, struct lws *wsi)
         lws_set_opaque_user_data(s->start.wsi, NULL);
     s->start.wsi = wsi;
     lws_set_opaque_user_data(wsi, &s->start);
+    http_answer_later(wsi);
     return 0;
 }
 

@@ -124,6 +124,20 @@ export function rssBytes(pid = RELAY_PID) {
     return Number(m[1]) * 1024;
 }
 
+// CPU time (user + system) a process has used so far, in seconds, from /proc/PID/stat.
+export function cpuSeconds(pid = RELAY_PID) {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
+}
+
+// The share of one CPU a process uses over `ms` (0.0 .. 1.0): a busy loop shows as ~1.
+export async function cpuShareOver(ms, pid = RELAY_PID) {
+    const before = cpuSeconds(pid);
+    await sleep(ms);
+    return (cpuSeconds(pid) - before) / (ms / 1000);
+}
+
 // POST {hub}/negotiate?negotiateVersion=1 straight over HTTP: { status, headers, body, json }.
 export async function negotiate(base, hub, headers = {}) {
     const res = await httpRequest("POST", `${base}/${hub}/negotiate?negotiateVersion=1`, headers);

@@ -7,7 +7,8 @@ import assert from "node:assert/strict";
 import net from "node:net";
 import http from "node:http";
 import {
-    RELAY_URL, HUNG_PORT, NEGOTIATE_TIMEOUT_MS, RawClient, metrics, pollUntil, sleep, wsUrl, RS,
+    RELAY_URL, HUNG_PORT, NEGOTIATE_TIMEOUT_MS, RawClient, WebSocket, cpuShareOver, httpRequest, metrics, pollUntil,
+    sleep, wsUrl, withTimeout, TIMEOUT_MS, RS,
 } from "../lib.mjs";
 
 let server;
@@ -53,7 +54,9 @@ test("negotiate abandoned by its client, answered late by the backend: nothing i
     await sleep(200);
     assert.equal(backendRequest.closedAt, null, "the relay gave up on the backend by itself");
     req.destroy(); // the client gives up
-    await sleep(200);
+    // Its hang-up is input the relay does not read before the answer: it must not wake for it in a loop.
+    const busy = await cpuShareOver(1000);
+    assert.ok(busy < 0.5, `the relay used ${Math.round(busy * 100)} % of a CPU while the abandoned negotiate waited`);
     backendRequest.socket.write(NEGOTIATE_ANSWER); // the backend answers late
     await pollUntil(() => backendRequest.closedAt, (t) => t !== null, "the relay to close its backend request", 5000);
     await pollUntil(() => metrics(), (m) => m.negotiations_pending === start.negotiations_pending &&
@@ -90,3 +93,31 @@ for (const phase of ["negotiating", "linking"]) {
             "sessions and backend links back to their earlier values", 3000);
     });
 }
+
+// A legacy /start waits for the backend links of the connection's hubs; a client that gives up on
+// it meanwhile must not make the relay spin either, and closing the connection drops its link.
+test("legacy start abandoned while its backend link negotiates: no busy loop, nothing kept", async () => {
+    const start = await metrics();
+    const n = sockets.length;
+    const base = `${RELAY_URL}/signalr`;
+    const data = encodeURIComponent(JSON.stringify([{ name: "hung" }]));
+    const neg = await httpRequest("GET", `${base}/negotiate?clientProtocol=2.1&connectionData=${data}`);
+    assert.equal(neg.status, 200, neg.body);
+    const query = `transport=webSockets&clientProtocol=2.1&connectionToken=${encodeURIComponent(JSON.parse(neg.body).ConnectionToken)}` +
+        `&connectionData=${data}`;
+    const ws = new WebSocket(`${base.replace(/^http/, "ws")}/connect?${query}`);
+    ws.on("error", () => {});
+    await withTimeout(new Promise((resolve) => ws.on("open", resolve)), TIMEOUT_MS, "legacy connect");
+    const backendRequest = await nextBackendRequest(n, "the relay's negotiate to the hung backend");
+    const req = http.request(`${base}/start?${query}`, { agent: false });
+    req.on("error", () => {});
+    req.end();
+    await sleep(200);
+    req.destroy(); // the client gives up on its start
+    const busy = await cpuShareOver(1000);
+    assert.ok(busy < 0.5, `the relay used ${Math.round(busy * 100)} % of a CPU while the abandoned start waited`);
+    ws.terminate();
+    await pollUntil(() => metrics(), (m) => m.legacy_sessions_active === start.legacy_sessions_active,
+        "the legacy session gone", 5000 + Number(process.env.RELAY_LEGACY_DISCONNECT_S) * 1000);
+    await pollUntil(() => backendRequest.closedAt, (t) => t !== null, "the relay to close its backend request", 5000);
+});
