@@ -1,10 +1,8 @@
 /* relay.c - the lws context, HTTP routing and the timer wheel's one OS timer (see relay.h). */
 #include "relay.h"
 
-#include <openssl/rand.h>
-#if defined(SR_HAVE_LIBEV)
 #include <ev.h>
-#endif
+#include <openssl/rand.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,12 +21,12 @@
 
 /* The wheel's one OS-level timer. On lws' own poll() loop it is an lws
  * scheduled callback; on our libev loop it is an ev_timer, because lws 4.1
- * does not re-arm its libev timer for callbacks scheduled between events, so
- * wheel deadlines would wait for the next socket activity. */
-static void wheel_fire(struct relay *relay)
+ * re-arms its libev timer only after socket activity (its idle watcher runs
+ * after an I/O callback), so wheel deadlines would wait for the next event. */
+static size_t wheel_fire(struct relay *relay)
 {
     relay->wheel_sul_due = UINT64_MAX;
-    timer_wheel_run(&relay->wheel, clock_now_ms());
+    return timer_wheel_run(&relay->wheel, clock_now_ms());
 }
 
 static void wheel_rearm(struct relay *relay);
@@ -40,16 +38,20 @@ static void wheel_tick(lws_sorted_usec_list_t *sul)
     wheel_rearm(relay);
 }
 
-#if defined(SR_HAVE_LIBEV)
 static void wheel_ev_tick(struct ev_loop *loop, ev_timer *timer, int revents)
 {
     (void)loop;
     (void)revents;
     struct relay *relay = timer->data;
-    wheel_fire(relay);
+    /* Our timers run outside any lws I/O callback, and what they do may
+     * schedule an lws timer (lws_set_timeout(LWS_TO_KILL_ASYNC) to close a
+     * backend request whose client left, a connect timeout): lws would not
+     * look at it until some socket wakes it. Waking lws' own event pipe is
+     * that socket activity, so its idle watcher re-arms its timer. */
+    if (wheel_fire(relay) > 0)
+        lws_cancel_service(relay->lws);
     wheel_rearm(relay);
 }
-#endif
 
 /* Points the OS timer at the wheel's next expiry, if that is earlier than
  * where it points now. */
@@ -61,7 +63,6 @@ static void wheel_rearm(struct relay *relay)
     uint64_t now = clock_now_ms();
     uint64_t delay_ms = next > now ? next - now : 0;
     relay->wheel_sul_due = next;
-#if defined(SR_HAVE_LIBEV)
     if (relay->wheel_ev) {
         ev_timer *timer = relay->wheel_ev;
         ev_timer_stop(relay->event_loop, timer);
@@ -69,7 +70,6 @@ static void wheel_rearm(struct relay *relay)
         ev_timer_start(relay->event_loop, timer);
         return;
     }
-#endif
     lws_sul_schedule(relay->lws, 0, &relay->wheel_sul, wheel_tick, (lws_usec_t)delay_ms * LWS_US_PER_MS);
 }
 
@@ -298,36 +298,26 @@ const lws_retry_bo_t relay_lws_retry_policy = {
  * ours (a "foreign" loop to lws) so that relay_stop() can break it. */
 static bool event_loop_create(struct relay *relay)
 {
-#if defined(SR_HAVE_LIBEV)
     struct ev_loop *loop = ev_loop_new(EVBACKEND_EPOLL | EVFLAG_NOENV);
     relay->event_loop = loop;
     relay->foreign_loops[0] = loop;
     return loop != NULL;
-#else
-    (void)relay;
-    return false;
-#endif
 }
 
 /* The wheel's ev_timer, once lws runs on our libev loop. */
 static bool wheel_timer_create(struct relay *relay)
 {
-#if defined(SR_HAVE_LIBEV)
     ev_timer *timer = malloc(sizeof *timer);
     if (!timer)
         return false;
     ev_timer_init(timer, wheel_ev_tick, 0.0, 0.0);
     timer->data = relay;
     relay->wheel_ev = timer;
-#else
-    (void)relay;
-#endif
     return true;
 }
 
 static void event_loop_destroy(struct relay *relay)
 {
-#if defined(SR_HAVE_LIBEV)
     if (relay->wheel_ev) {
         ev_timer_stop(relay->event_loop, relay->wheel_ev);
         free(relay->wheel_ev);
@@ -335,19 +325,14 @@ static void event_loop_destroy(struct relay *relay)
     }
     if (relay->event_loop)
         ev_loop_destroy(relay->event_loop);
-#endif
     relay->event_loop = NULL;
     relay->foreign_loops[0] = NULL;
 }
 
 void relay_break_loop(struct relay *relay)
 {
-#if defined(SR_HAVE_LIBEV)
     if (relay->event_loop)
         ev_break(relay->event_loop, EVBREAK_ALL);
-#else
-    (void)relay;
-#endif
 }
 
 static bool parse_backend_sources(struct relay *relay)
