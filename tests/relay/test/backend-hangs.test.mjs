@@ -107,16 +107,20 @@ test("legacy start abandoned while its backend link negotiates: no busy loop, no
         `&connectionData=${data}`;
     const ws = new WebSocket(`${base.replace(/^http/, "ws")}/connect?${query}`);
     ws.on("error", () => {});
-    await withTimeout(new Promise((resolve) => ws.on("open", resolve)), TIMEOUT_MS, "legacy connect");
-    const backendRequest = await nextBackendRequest(n, "the relay's negotiate to the hung backend");
-    const req = http.request(`${base}/start?${query}`, { agent: false });
-    req.on("error", () => {});
-    req.end();
-    await sleep(200);
-    req.destroy(); // the client gives up on its start
-    const busy = await cpuShareOver(1000);
-    assert.ok(busy < 0.5, `the relay used ${Math.round(busy * 100)} % of a CPU while the abandoned start waited`);
-    ws.terminate();
+    let backendRequest;
+    try { // a failure must not leave the socket open: the test runner would wait for it forever
+        await withTimeout(new Promise((resolve) => ws.on("open", resolve)), TIMEOUT_MS, "legacy connect");
+        backendRequest = await nextBackendRequest(n, "the relay's negotiate to the hung backend");
+        const req = http.request(`${base}/start?${query}`, { agent: false });
+        req.on("error", () => {});
+        req.end();
+        await sleep(200);
+        req.destroy(); // the client gives up on its start
+        const busy = await cpuShareOver(1000);
+        assert.ok(busy < 0.5, `the relay used ${Math.round(busy * 100)} % of a CPU while the abandoned start waited`);
+    } finally {
+        ws.terminate();
+    }
     await pollUntil(() => metrics(), (m) => m.legacy_sessions_active === start.legacy_sessions_active,
         "the legacy session gone", 5000 + Number(process.env.RELAY_LEGACY_DISCONNECT_S) * 1000);
     await pollUntil(() => backendRequest.closedAt, (t) => t !== null, "the relay to close its backend request", 5000);
