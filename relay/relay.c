@@ -1,7 +1,6 @@
 /* relay.c - the lws context, HTTP routing and the timer wheel's one OS timer (see relay.h). */
 #include "relay.h"
 
-#include <ev.h>
 #include <openssl/rand.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,11 +62,10 @@ static void wheel_rearm(struct relay *relay)
     uint64_t now = clock_now_ms();
     uint64_t delay_ms = next > now ? next - now : 0;
     relay->wheel_sul_due = next;
-    if (relay->wheel_ev) {
-        ev_timer *timer = relay->wheel_ev;
-        ev_timer_stop(relay->event_loop, timer);
-        ev_timer_set(timer, (double)delay_ms / 1000.0, 0.0);
-        ev_timer_start(relay->event_loop, timer);
+    if (relay->event_loop) {
+        ev_timer_stop(relay->event_loop, &relay->wheel_ev);
+        ev_timer_set(&relay->wheel_ev, (double)delay_ms / 1000.0, 0.0);
+        ev_timer_start(relay->event_loop, &relay->wheel_ev);
         return;
     }
     lws_sul_schedule(relay->lws, 0, &relay->wheel_sul, wheel_tick, (lws_usec_t)delay_ms * LWS_US_PER_MS);
@@ -301,30 +299,17 @@ static bool event_loop_create(struct relay *relay)
     struct ev_loop *loop = ev_loop_new(EVBACKEND_EPOLL | EVFLAG_NOENV);
     relay->event_loop = loop;
     relay->foreign_loops[0] = loop;
+    ev_timer_init(&relay->wheel_ev, wheel_ev_tick, 0.0, 0.0);
+    relay->wheel_ev.data = relay;
     return loop != NULL;
-}
-
-/* The wheel's ev_timer, once lws runs on our libev loop. */
-static bool wheel_timer_create(struct relay *relay)
-{
-    ev_timer *timer = malloc(sizeof *timer);
-    if (!timer)
-        return false;
-    ev_timer_init(timer, wheel_ev_tick, 0.0, 0.0);
-    timer->data = relay;
-    relay->wheel_ev = timer;
-    return true;
 }
 
 static void event_loop_destroy(struct relay *relay)
 {
-    if (relay->wheel_ev) {
-        ev_timer_stop(relay->event_loop, relay->wheel_ev);
-        free(relay->wheel_ev);
-        relay->wheel_ev = NULL;
-    }
-    if (relay->event_loop)
+    if (relay->event_loop) {
+        ev_timer_stop(relay->event_loop, &relay->wheel_ev);
         ev_loop_destroy(relay->event_loop);
+    }
     relay->event_loop = NULL;
     relay->foreign_loops[0] = NULL;
 }
@@ -441,10 +426,6 @@ int relay_start(struct relay *relay, const struct relay_config *cfg)
         return -1;
     }
     relay->vhost = lws_get_vhost_by_name(relay->lws, "default");
-    if (relay->event_loop && !wheel_timer_create(relay)) {
-        log_error("relay: out of memory");
-        return -1;
-    }
     log_info("relay: event loop: %s", relay->event_loop ? "libev (epoll)" : "lws poll()");
     log_info("relay: listening on http://%s:%d%s", cfg->listen_address, cfg->listen_port, cfg->path_prefix);
     if (cfg->legacy_path[0])

@@ -9,6 +9,7 @@
 #ifndef SR_RELAY_H
 #define SR_RELAY_H
 
+#include <ev.h>
 #include <libwebsockets.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -67,8 +68,8 @@ struct relay {
     unsigned backend_source_count;
 
     struct lws_protocols protocols[4]; /* lws keeps a pointer: lives as long as the context */
-    void *event_loop;                 /* our libev loop (lws runs on it), or NULL: lws' poll() loop */
-    void *wheel_ev;                   /* with libev: the wheel's ev_timer (see relay.c) */
+    struct ev_loop *event_loop;       /* our libev loop (lws runs on it), or NULL: lws' poll() loop */
+    ev_timer wheel_ev;                /* with libev: the wheel's OS timer (see relay.c) */
     struct timer_entry drain_timer;   /* shutdown: checks whether everything closed */
     uint64_t drain_deadline;
     bool drained;
