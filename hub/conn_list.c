@@ -1,5 +1,5 @@
 /* conn_list.c - the cursor-and-fence iterator of connection lists (see conn_list.h). */
-#include "conn_list.h"
+#include "hub/conn_list.h"
 
 void conn_list_iter_begin(struct conn_list_iter *it, struct list_node *head)
 {

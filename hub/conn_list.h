@@ -25,7 +25,7 @@
 
 #include <stdbool.h>
 
-#include "list.h"
+#include "containers/list.h"
 
 struct hub_conn;
 

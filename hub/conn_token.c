@@ -1,7 +1,7 @@
 /* conn_token.c - connection ids, token keys, token mint and verify
  * (format in conn_token.h). All randomness, hashing, MAC and base64 come from
  * OpenSSL; this file only lays out bytes and maps the base64 alphabet. */
-#include "conn_token.h"
+#include "hub/conn_token.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -32,9 +32,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "buf.h"
-#include "proto_status.h"
-#include "span.h"
+#include "containers/buf.h"
+#include "protocol/proto_status.h"
+#include "containers/span.h"
 
 #define CONN_ID_LEN 22                /* characters, without the NUL */
 #define TOKEN_KEY_LEN 32

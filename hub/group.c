@@ -1,5 +1,5 @@
 /* group.c - groups, memberships and their two mirrored lists (see group.h). */
-#include "group.h"
+#include "hub/group.h"
 
 #include <assert.h>
 #include <stdint.h>

@@ -1,5 +1,5 @@
 /* hub_conn.c - connection state and the connection table (see hub_conn.h). */
-#include "hub_conn.h"
+#include "hub/hub_conn.h"
 
 #include <string.h>
 

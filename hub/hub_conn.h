@@ -16,11 +16,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "conn_list.h"
-#include "dict.h"
-#include "hub_status.h"
-#include "list.h"
-#include "span.h"
+#include "hub/conn_list.h"
+#include "containers/dict.h"
+#include "hub/hub_status.h"
+#include "containers/list.h"
+#include "containers/span.h"
 
 /* 128 random bits in unpadded base64url. */
 #define HUB_CONN_ID_LEN 22

@@ -1,5 +1,5 @@
 /* replay_ring.c - bounded ring of recent legacy messages (see replay_ring.h). */
-#include "replay_ring.h"
+#include "hub/replay_ring.h"
 
 #include <stdlib.h>
 #include <string.h>

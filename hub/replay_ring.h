@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "list.h"
+#include "containers/list.h"
 
 struct replay_entry {
     struct list_node link;

@@ -1,5 +1,5 @@
 /* user.c - users and their connection lists (see user.h). */
-#include "user.h"
+#include "hub/user.h"
 
 #include <assert.h>
 #include <stdlib.h>

@@ -13,12 +13,12 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "conn_list.h"
-#include "dict.h"
-#include "hub_conn.h"
-#include "hub_status.h"
-#include "list.h"
-#include "span.h"
+#include "hub/conn_list.h"
+#include "containers/dict.h"
+#include "hub/hub_conn.h"
+#include "hub/hub_status.h"
+#include "containers/list.h"
+#include "containers/span.h"
 
 struct user_table {
     struct dict by_id; /* struct user.by_id; key = the user id */

@@ -1,5 +1,5 @@
 /* convert.c - JSON <-> MessagePack payload conversion (see convert.h for the mapping). */
-#include "convert.h"
+#include "protocol/convert.h"
 
 #include <cjson/cJSON.h>
 #include <inttypes.h>
@@ -12,8 +12,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "msgpack_check.h"
-#include "msgpack_sink.h"
+#include "protocol/msgpack_check.h"
+#include "protocol/msgpack_sink.h"
 
 /* ---- JSON -> MessagePack ------------------------------------------------------ */
 

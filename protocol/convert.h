@@ -35,9 +35,9 @@
 #ifndef SR_CONVERT_H
 #define SR_CONVERT_H
 
-#include "buf.h"
-#include "hub_msg.h"
-#include "proto_status.h"
+#include "containers/buf.h"
+#include "protocol/hub_msg.h"
+#include "protocol/proto_status.h"
 
 /* Re-encodes one payload into `to`, appending the result to out; *converted
  * then points into out->data (valid until out is appended to again). A

@@ -7,14 +7,14 @@
  * JsonHubProtocol (required fields, error/result exclusivity) and fills the
  * hub_msg. String members are kept as parsed json_members until the end so
  * that duplicate keys never cost more than one owned copy each. */
-#include "core_json.h"
+#include "protocol/core_json.h"
 
 #include <stdint.h>
 #include <string.h>
 
-#include "json_scan.h"
-#include "json_strict.h"
-#include "json_write.h"
+#include "protocol/json_scan.h"
+#include "protocol/json_strict.h"
+#include "protocol/json_write.h"
 
 /* ---- framing ------------------------------------------------------------ */
 

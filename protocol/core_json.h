@@ -35,10 +35,10 @@
 
 #include <stddef.h>
 
-#include "buf.h"
-#include "hub_msg.h"
-#include "proto_status.h"
-#include "span.h"
+#include "containers/buf.h"
+#include "protocol/hub_msg.h"
+#include "protocol/proto_status.h"
+#include "containers/span.h"
 
 #define CORE_RECORD_SEPARATOR '\x1e'
 

@@ -1,12 +1,12 @@
 /* core_msgpack.c - Core SignalR MessagePack framing, decoder and encoder (see core_msgpack.h). */
-#include "core_msgpack.h"
+#include "protocol/core_msgpack.h"
 
 #include <msgpack.h>
 #include <stdint.h>
 #include <string.h>
 
-#include "msgpack_check.h"
-#include "msgpack_sink.h"
+#include "protocol/msgpack_check.h"
+#include "protocol/msgpack_sink.h"
 
 /* ---- VarInt framing ------------------------------------------------------ */
 

@@ -32,10 +32,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "buf.h"
-#include "hub_msg.h"
-#include "proto_status.h"
-#include "span.h"
+#include "containers/buf.h"
+#include "protocol/hub_msg.h"
+#include "protocol/proto_status.h"
+#include "containers/span.h"
 
 /* Largest length a VarInt prefix may carry ("Messages over 2GB ..."). */
 #define CORE_BINARY_MAX_LENGTH 0x7FFFFFFFu

@@ -1,11 +1,11 @@
 /* core_peek.c - message kinds in a buffer of whole Core messages (see core_peek.h). */
-#include "core_peek.h"
+#include "protocol/core_peek.h"
 
 #include <stdbool.h>
 #include <string.h>
 
-#include "core_json.h"
-#include "core_msgpack.h"
+#include "protocol/core_json.h"
+#include "protocol/core_msgpack.h"
 
 /* Large enough for any message the relay forwards; the framing functions
  * only use it to reject absurd lengths. */

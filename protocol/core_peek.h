@@ -11,8 +11,8 @@
 
 #include <stddef.h>
 
-#include "hub_msg.h"
-#include "proto_status.h"
+#include "protocol/hub_msg.h"
+#include "protocol/proto_status.h"
 
 /* Bit (1u << kind) for each message kind found. */
 #define CORE_KIND_BIT(kind) (1u << (unsigned)(kind))

@@ -1,14 +1,14 @@
 /* handshake.c - ASP.NET Core SignalR handshake request/response (see handshake.h). */
-#include "handshake.h"
+#include "protocol/handshake.h"
 
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "core_json.h"
-#include "json_scan.h"
-#include "json_strict.h"
-#include "json_write.h"
+#include "protocol/core_json.h"
+#include "protocol/json_scan.h"
+#include "protocol/json_strict.h"
+#include "protocol/json_write.h"
 
 /* ---- protocols ---------------------------------------------------------- */
 

@@ -19,9 +19,9 @@
 
 #include <stdbool.h>
 
-#include "buf.h"
-#include "proto_status.h"
-#include "span.h"
+#include "containers/buf.h"
+#include "protocol/proto_status.h"
+#include "containers/span.h"
 
 enum hub_protocol {
     HUB_PROTOCOL_JSON,

@@ -1,5 +1,5 @@
 /* hub_msg.c - lifetime helpers for the common hub message. */
-#include "hub_msg.h"
+#include "protocol/hub_msg.h"
 
 #include <stdlib.h>
 #include <string.h>

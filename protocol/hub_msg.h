@@ -18,7 +18,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "span.h"
+#include "containers/span.h"
 
 enum hub_msg_kind {
     HUB_MSG_NONE = 0,

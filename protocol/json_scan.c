@@ -1,7 +1,7 @@
 /* json_scan.c - top-level JSON object walker with raw value spans (see json_scan.h). */
-#include "json_scan.h"
+#include "protocol/json_scan.h"
 
-#include "json_strict.h"
+#include "protocol/json_strict.h"
 
 #include <stdbool.h>
 #include <string.h>

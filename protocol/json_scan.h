@@ -18,9 +18,9 @@
 
 #include <cjson/cJSON.h>
 
-#include "hub_msg.h"
-#include "proto_status.h"
-#include "span.h"
+#include "protocol/hub_msg.h"
+#include "protocol/proto_status.h"
+#include "containers/span.h"
 
 struct json_object_iter {
     const char *pos;

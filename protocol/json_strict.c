@@ -1,5 +1,5 @@
 /* json_strict.c - System.Text.Json's strictness on top of cJSON (see json_strict.h). */
-#include "json_strict.h"
+#include "protocol/json_strict.h"
 
 #include <limits.h>
 #include <stdbool.h>

@@ -23,8 +23,8 @@
 
 #include <stddef.h>
 
-#include "proto_status.h"
-#include "span.h"
+#include "protocol/proto_status.h"
+#include "containers/span.h"
 
 /* Utf8JsonReader's default MaxDepth: at most this many containers open at once,
  * the message's own top-level object included. */

@@ -1,5 +1,5 @@
 /* json_write.c - JSON string token writer (see json_write.h). */
-#include "json_write.h"
+#include "protocol/json_write.h"
 
 static bool write_escape(struct buf *b, unsigned char c)
 {

@@ -11,8 +11,8 @@
 
 #include <stdbool.h>
 
-#include "buf.h"
-#include "span.h"
+#include "containers/buf.h"
+#include "containers/span.h"
 
 /* Appends s as a quoted, escaped JSON string. */
 bool json_write_string(struct buf *b, struct span s);

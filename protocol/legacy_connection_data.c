@@ -3,7 +3,7 @@
  * The array's punctuation ([ , ]) is stepped over here; each element is
  * parsed by cJSON to find where it ends and then walked with json_scan so
  * the name keeps its place in the input (zero-copy when unescaped). */
-#include "legacy_connection_data.h"
+#include "protocol/legacy_connection_data.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -11,9 +11,9 @@
 
 #include <cjson/cJSON.h>
 
-#include "hub_msg.h"
-#include "json_scan.h"
-#include "json_strict.h"
+#include "protocol/hub_msg.h"
+#include "protocol/json_scan.h"
+#include "protocol/json_strict.h"
 
 void legacy_hub_list_init(struct legacy_hub_list *list)
 {

@@ -16,8 +16,8 @@
 
 #include <stddef.h>
 
-#include "proto_status.h"
-#include "span.h"
+#include "protocol/proto_status.h"
+#include "containers/span.h"
 
 /* More hubs than any page subscribes to; bounds per-connection state. */
 #define LEGACY_MAX_HUBS 32

@@ -1,5 +1,5 @@
 /* legacy_cursor.c - "<instance>-<seq>" cursors (see legacy_cursor.h). */
-#include "legacy_cursor.h"
+#include "protocol/legacy_cursor.h"
 
 #include <stdio.h>
 

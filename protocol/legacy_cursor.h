@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "span.h"
+#include "containers/span.h"
 
 #define LEGACY_CURSOR_MAX 32 /* 8 + 1 + 16 hex digits + NUL fit */
 

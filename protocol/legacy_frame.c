@@ -1,7 +1,7 @@
 /* legacy_frame.c - server->client legacy frames and hub results (see legacy_frame.h). */
-#include "legacy_frame.h"
+#include "protocol/legacy_frame.h"
 
-#include "json_write.h"
+#include "protocol/json_write.h"
 
 static const char *skip_space(const char *p, const char *end)
 {

@@ -23,10 +23,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "buf.h"
-#include "hub_msg.h"
-#include "proto_status.h"
-#include "span.h"
+#include "containers/buf.h"
+#include "protocol/hub_msg.h"
+#include "protocol/proto_status.h"
+#include "containers/span.h"
 
 /* Fixed bodies, byte for byte as the original writes them. */
 #define LEGACY_KEEPALIVE_FRAME "{}"

@@ -1,5 +1,5 @@
 /* legacy_invocation.c - decoding {"H","M","A","I","S"} client invocations (see legacy_invocation.h). */
-#include "legacy_invocation.h"
+#include "protocol/legacy_invocation.h"
 
 #include <limits.h>
 #include <stdbool.h>
@@ -7,8 +7,8 @@
 
 #include <cjson/cJSON.h>
 
-#include "json_scan.h"
-#include "json_strict.h"
+#include "protocol/json_scan.h"
+#include "protocol/json_strict.h"
 
 enum member_bit {
     MEMBER_H = 1 << 0,

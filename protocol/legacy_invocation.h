@@ -24,8 +24,8 @@
 
 #include <stddef.h>
 
-#include "hub_msg.h"
-#include "proto_status.h"
+#include "protocol/hub_msg.h"
+#include "protocol/proto_status.h"
 
 /* HubRequestParser refuses state whose JSON is longer than this (in UTF-16
  * characters of its compact form). */

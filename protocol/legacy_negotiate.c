@@ -1,10 +1,10 @@
 /* legacy_negotiate.c - clientProtocol resolution and the negotiate body (see legacy_negotiate.h). */
-#include "legacy_negotiate.h"
+#include "protocol/legacy_negotiate.h"
 
 #include <limits.h>
 #include <stdio.h>
 
-#include "json_write.h"
+#include "protocol/json_write.h"
 
 static const struct legacy_protocol_version protocol_min = { 1, 2, -1, -1 };
 static const struct legacy_protocol_version protocol_max = { 2, 0, -1, -1 };

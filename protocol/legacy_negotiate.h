@@ -14,8 +14,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "buf.h"
-#include "span.h"
+#include "containers/buf.h"
+#include "containers/span.h"
 
 /* A System.Version: 2 to 4 components, -1 for the absent ones. */
 struct legacy_protocol_version {

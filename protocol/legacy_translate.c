@@ -1,9 +1,9 @@
 /* legacy_translate.c - Core hub messages as legacy frames (see legacy_translate.h). */
-#include "legacy_translate.h"
+#include "protocol/legacy_translate.h"
 
 #include <string.h>
 
-#include "legacy_frame.h"
+#include "protocol/legacy_frame.h"
 
 #define HUB_EXCEPTION_MARK " HubException: "
 

@@ -21,10 +21,10 @@
 #ifndef SR_LEGACY_TRANSLATE_H
 #define SR_LEGACY_TRANSLATE_H
 
-#include "buf.h"
-#include "hub_msg.h"
-#include "proto_status.h"
-#include "span.h"
+#include "containers/buf.h"
+#include "protocol/hub_msg.h"
+#include "protocol/proto_status.h"
+#include "containers/span.h"
 
 /* A HUB_MSG_COMPLETION with an invocation id -> a legacy hub result.
  * An ASP.NET Core server reports a HubException thrown by the hub as

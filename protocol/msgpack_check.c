@@ -1,6 +1,6 @@
 /* msgpack_check.c - allocation-free structural walk of one MessagePack value
  * (see msgpack_check.h for why it runs before msgpack-c). */
-#include "msgpack_check.h"
+#include "protocol/msgpack_check.h"
 
 #include <msgpack/unpack_define.h>
 #include <stdbool.h>

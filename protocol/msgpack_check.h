@@ -20,7 +20,7 @@
 
 #include <stddef.h>
 
-#include "proto_status.h"
+#include "protocol/proto_status.h"
 
 /* Deepest container nesting msgpack-c can unpack (its MSGPACK_EMBED_STACK_SIZE);
  * the outermost container counts as depth 1. */

@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "buf.h"
+#include "containers/buf.h"
 
 struct buf_sink {
     struct buf *out;

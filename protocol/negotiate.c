@@ -1,14 +1,14 @@
 /* negotiate.c - ASP.NET Core SignalR negotiate, server and client side (see negotiate.h). */
-#include "negotiate.h"
+#include "protocol/negotiate.h"
 
 #include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "json_scan.h"
-#include "json_strict.h"
-#include "json_write.h"
+#include "protocol/json_scan.h"
+#include "protocol/json_strict.h"
+#include "protocol/json_write.h"
 
 /* ---- server side: query values ------------------------------------------ */
 

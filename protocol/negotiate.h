@@ -18,9 +18,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "buf.h"
-#include "proto_status.h"
-#include "span.h"
+#include "containers/buf.h"
+#include "protocol/proto_status.h"
+#include "containers/span.h"
 
 /* Transport bits, the values of .NET's HttpTransportType. */
 #define NEGOTIATE_TRANSPORT_WEBSOCKETS 1u

@@ -1,5 +1,5 @@
 /* proto_status.c - names for protocol result codes. */
-#include "proto_status.h"
+#include "protocol/proto_status.h"
 
 const char *proto_status_name(enum proto_status status)
 {

@@ -1,15 +1,15 @@
 /* backend.c - negotiate requests and WebSocket links to ASP.NET Core hubs (see backend.h). */
-#include "backend.h"
+#include "relay/backend.h"
 
 #include <libwebsockets.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "buf.h"
-#include "log.h"
-#include "relay.h"
-#include "wsi_role.h"
+#include "containers/buf.h"
+#include "relay/log.h"
+#include "relay/relay.h"
+#include "relay/wsi_role.h"
 
 #define NEGOTIATE_BODY_LIMIT (64u << 10)
 

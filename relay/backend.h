@@ -19,9 +19,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "config.h"
-#include "http.h"
-#include "wsmsg.h"
+#include "relay/config.h"
+#include "relay/http.h"
+#include "relay/wsmsg.h"
 
 struct relay;
 struct lws_protocols;

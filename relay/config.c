@@ -1,5 +1,5 @@
 /* config.c - flags, config file and defaults of the relay (see config.h). */
-#include "config.h"
+#include "relay/config.h"
 
 #include <cjson/cJSON.h>
 #include <ctype.h>
@@ -10,7 +10,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "log.h"
+#include "relay/log.h"
 
 #define RELAY_VERSION "0.1.0"
 

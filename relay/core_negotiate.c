@@ -1,19 +1,19 @@
 /* core_negotiate.c - Core negotiate through the backend (see core_negotiate.h). */
-#include "core_negotiate.h"
+#include "relay/core_negotiate.h"
 
 #include <openssl/rand.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend.h"
-#include "buf.h"
-#include "clock.h"
-#include "conn_token.h"
-#include "http.h"
-#include "log.h"
-#include "negotiate.h"
-#include "relay.h"
+#include "relay/backend.h"
+#include "containers/buf.h"
+#include "relay/clock.h"
+#include "hub/conn_token.h"
+#include "relay/http.h"
+#include "relay/log.h"
+#include "protocol/negotiate.h"
+#include "relay/relay.h"
 
 static void negotiation_expired(struct timer_entry *e)
 {

@@ -12,10 +12,10 @@
 #include <libwebsockets.h>
 #include <stdbool.h>
 
-#include "config.h"
-#include "dict.h"
-#include "timer_wheel.h"
-#include "wsi_role.h"
+#include "relay/config.h"
+#include "containers/dict.h"
+#include "containers/timer_wheel.h"
+#include "relay/wsi_role.h"
 
 struct relay;
 struct backend_negotiate;

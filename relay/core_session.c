@@ -1,21 +1,21 @@
 /* core_session.c - a Core client WebSocket proxied to its backend link (see core_session.h). */
-#include "core_session.h"
+#include "relay/core_session.h"
 
 #include <openssl/rand.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend.h"
-#include "clock.h"
-#include "core_json.h"
-#include "core_msgpack.h"
-#include "core_negotiate.h"
-#include "core_peek.h"
-#include "http.h"
-#include "log.h"
-#include "negotiate.h"
-#include "relay.h"
+#include "relay/backend.h"
+#include "relay/clock.h"
+#include "protocol/core_json.h"
+#include "protocol/core_msgpack.h"
+#include "relay/core_negotiate.h"
+#include "protocol/core_peek.h"
+#include "relay/http.h"
+#include "relay/log.h"
+#include "protocol/negotiate.h"
+#include "relay/relay.h"
 
 #define HANDSHAKE_MAX_BYTES (32u << 10) /* as the server: 32 KB without an RS cancels it */
 

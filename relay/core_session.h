@@ -18,14 +18,14 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "buf.h"
-#include "config.h"
-#include "handshake.h"
-#include "http.h"
-#include "list.h"
-#include "timer_wheel.h"
-#include "wsi_role.h"
-#include "wsmsg.h"
+#include "containers/buf.h"
+#include "relay/config.h"
+#include "protocol/handshake.h"
+#include "relay/http.h"
+#include "containers/list.h"
+#include "containers/timer_wheel.h"
+#include "relay/wsi_role.h"
+#include "relay/wsmsg.h"
 
 struct relay;
 struct negotiation;

@@ -1,11 +1,11 @@
 /* http.c - request reading and short responses on the relay's HTTP side (see http.h). */
-#include "http.h"
+#include "relay/http.h"
 
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
-#include "relay.h"
+#include "relay/relay.h"
 
 static const struct {
     enum lws_token_indexes token;

@@ -1,5 +1,5 @@
 /* legacy.c - the legacy SignalR endpoint's HTTP side (see legacy.h). */
-#include "legacy.h"
+#include "relay/legacy.h"
 
 #include <openssl/rand.h>
 #include <stdio.h>
@@ -7,16 +7,16 @@
 #include <string.h>
 #include <strings.h>
 
-#include "clock.h"
-#include "conn_token.h"
-#include "http.h"
-#include "legacy_connection_data.h"
-#include "legacy_cursor.h"
-#include "legacy_frame.h"
-#include "legacy_negotiate.h"
-#include "legacy_session.h"
-#include "log.h"
-#include "relay.h"
+#include "relay/clock.h"
+#include "hub/conn_token.h"
+#include "relay/http.h"
+#include "protocol/legacy_connection_data.h"
+#include "protocol/legacy_cursor.h"
+#include "protocol/legacy_frame.h"
+#include "protocol/legacy_negotiate.h"
+#include "relay/legacy_session.h"
+#include "relay/log.h"
+#include "relay/relay.h"
 
 #define JSON_UTF8 "application/json; charset=UTF-8"
 

@@ -1,23 +1,23 @@
 /* legacy_session.c - a legacy SignalR connection translated to Core hub links (see legacy_session.h). */
-#include "legacy_session.h"
+#include "relay/legacy_session.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
-#include "backend.h"
-#include "clock.h"
-#include "core_json.h"
-#include "handshake.h"
-#include "http.h"
-#include "legacy_cursor.h"
-#include "legacy_frame.h"
-#include "legacy_invocation.h"
-#include "legacy_translate.h"
-#include "log.h"
-#include "negotiate.h"
-#include "relay.h"
+#include "relay/backend.h"
+#include "relay/clock.h"
+#include "protocol/core_json.h"
+#include "protocol/handshake.h"
+#include "relay/http.h"
+#include "protocol/legacy_cursor.h"
+#include "protocol/legacy_frame.h"
+#include "protocol/legacy_invocation.h"
+#include "protocol/legacy_translate.h"
+#include "relay/log.h"
+#include "protocol/negotiate.h"
+#include "relay/relay.h"
 
 #define REPLAY_MAX_MESSAGES 1000      /* the original keeps 1000 per stream */
 #define REPLAY_MAX_BYTES (1u << 20)

@@ -24,14 +24,14 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "dict.h"
-#include "http.h"
-#include "legacy_connection_data.h"
-#include "list.h"
-#include "replay_ring.h"
-#include "timer_wheel.h"
-#include "wsi_role.h"
-#include "wsmsg.h"
+#include "containers/dict.h"
+#include "relay/http.h"
+#include "protocol/legacy_connection_data.h"
+#include "containers/list.h"
+#include "hub/replay_ring.h"
+#include "containers/timer_wheel.h"
+#include "relay/wsi_role.h"
+#include "relay/wsmsg.h"
 
 struct relay;
 struct legacy_link;

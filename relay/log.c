@@ -1,5 +1,5 @@
 /* log.c - leveled log lines on stderr (see log.h). */
-#include "log.h"
+#include "relay/log.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -6,9 +6,9 @@
 
 #include <libwebsockets.h>
 
-#include "config.h"
-#include "log.h"
-#include "relay.h"
+#include "relay/config.h"
+#include "relay/log.h"
+#include "relay/relay.h"
 
 /* The one thing a signal handler may touch. */
 static struct relay *running_relay;

@@ -1,5 +1,5 @@
 /* relay.c - the lws context, HTTP routing and the timer wheel's one OS timer (see relay.h). */
-#include "relay.h"
+#include "relay/relay.h"
 
 #include <openssl/rand.h>
 #include <stdio.h>
@@ -7,14 +7,14 @@
 #include <string.h>
 #include <strings.h>
 
-#include "backend.h"
-#include "clock.h"
-#include "core_negotiate.h"
-#include "core_session.h"
-#include "http.h"
-#include "legacy.h"
-#include "legacy_session.h"
-#include "log.h"
+#include "relay/backend.h"
+#include "relay/clock.h"
+#include "relay/core_negotiate.h"
+#include "relay/core_session.h"
+#include "relay/http.h"
+#include "relay/legacy.h"
+#include "relay/legacy_session.h"
+#include "relay/log.h"
 
 /* ----------------------------------------------------------- timer wheel */
 

@@ -14,12 +14,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "buf.h"
-#include "config.h"
-#include "dict.h"
-#include "list.h"
-#include "conn_token.h"
-#include "timer_wheel.h"
+#include "containers/buf.h"
+#include "relay/config.h"
+#include "containers/dict.h"
+#include "containers/list.h"
+#include "hub/conn_token.h"
+#include "containers/timer_wheel.h"
 
 /* What the relay learns about a configured hub at run time. */
 #define ROUTE_MAX_STREAMING_METHODS 64

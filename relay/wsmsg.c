@@ -1,5 +1,5 @@
 /* wsmsg.c - WebSocket messages with lws headroom, and queues of them (see wsmsg.h). */
-#include "wsmsg.h"
+#include "relay/wsmsg.h"
 
 #include <libwebsockets.h>
 #include <stdlib.h>

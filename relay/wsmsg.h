@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "list.h"
+#include "containers/list.h"
 
 struct wsmsg {
     struct list_node link;

@@ -18,8 +18,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "group.h"
-#include "hub_conn.h"
+#include "hub/group.h"
+#include "hub/hub_conn.h"
 
 #define GROUPS_PER_FILLER 100
 #define GROUPS_PER_PROBE 10

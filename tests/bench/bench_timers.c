@@ -28,7 +28,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "timer_wheel.h"
+#include "containers/timer_wheel.h"
 
 #define KEEPALIVE_MS 15000
 #define JITTER_PERCENT 10

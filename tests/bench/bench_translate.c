@@ -9,15 +9,15 @@
 #include <string.h>
 #include <time.h>
 
-#include "buf.h"
-#include "convert.h"
-#include "core_json.h"
-#include "core_msgpack.h"
-#include "core_peek.h"
-#include "hub_msg.h"
-#include "legacy_frame.h"
-#include "legacy_invocation.h"
-#include "legacy_translate.h"
+#include "containers/buf.h"
+#include "protocol/convert.h"
+#include "protocol/core_json.h"
+#include "protocol/core_msgpack.h"
+#include "protocol/core_peek.h"
+#include "protocol/hub_msg.h"
+#include "protocol/legacy_frame.h"
+#include "protocol/legacy_invocation.h"
+#include "protocol/legacy_translate.h"
 
 static const char legacy_call[] = "{\"H\":\"chathub\",\"M\":\"Echo\",\"A\":[{\"name\":\"bob\",\"n\":42,\"tags\":[\"a\",\"b\"]}],\"I\":7}";
 static const char core_completion[] = "{\"type\":3,\"invocationId\":\"7\",\"result\":{\"name\":\"bob\",\"n\":42,\"tags\":[\"a\",\"b\"]}}";

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "conn_token.h"
+#include "hub/conn_token.h"
 
 #define FUZZ_SECRET "fuzz-conn-token"
 

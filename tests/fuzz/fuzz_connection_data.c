@@ -15,10 +15,10 @@
 
 #include <cjson/cJSON.h>
 
-#include "buf.h"
-#include "json_write.h"
-#include "legacy_connection_data.h"
-#include "legacy_frame.h"
+#include "containers/buf.h"
+#include "protocol/json_write.h"
+#include "protocol/legacy_connection_data.h"
+#include "protocol/legacy_frame.h"
 
 #define REQUIRE(cond)                                                                  \
     do {                                                                               \

@@ -12,8 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "buf.h"
-#include "convert.h"
+#include "containers/buf.h"
+#include "protocol/convert.h"
 
 static void fail(const char *what)
 {

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core_json.h"
+#include "protocol/core_json.h"
 
 #define MAX_RECORD (64 * 1024)
 

@@ -13,10 +13,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "buf.h"
-#include "convert.h"
-#include "core_msgpack.h"
-#include "hub_msg.h"
+#include "containers/buf.h"
+#include "protocol/convert.h"
+#include "protocol/core_msgpack.h"
+#include "protocol/hub_msg.h"
 
 #define MAX_FRAME (1u << 20)
 

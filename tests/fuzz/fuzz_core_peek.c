@@ -4,9 +4,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "core_json.h"
-#include "core_msgpack.h"
-#include "core_peek.h"
+#include "protocol/core_json.h"
+#include "protocol/core_msgpack.h"
+#include "protocol/core_peek.h"
 
 static void check_one(int binary, const char *data, size_t size)
 {

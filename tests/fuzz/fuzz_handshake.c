@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "handshake.h"
+#include "protocol/handshake.h"
 
 static void fail(const char *what)
 {

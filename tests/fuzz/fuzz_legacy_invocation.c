@@ -15,10 +15,10 @@
 
 #include <cjson/cJSON.h>
 
-#include "buf.h"
-#include "hub_msg.h"
-#include "legacy_frame.h"
-#include "legacy_invocation.h"
+#include "containers/buf.h"
+#include "protocol/hub_msg.h"
+#include "protocol/legacy_frame.h"
+#include "protocol/legacy_invocation.h"
 
 #define REQUIRE(cond)                                                                  \
     do {                                                                               \

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "legacy_cursor.h"
-#include "legacy_negotiate.h"
+#include "protocol/legacy_cursor.h"
+#include "protocol/legacy_negotiate.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "negotiate.h"
+#include "protocol/negotiate.h"
 
 static void fail(const char *what)
 {

@@ -16,9 +16,9 @@
 #include <string.h>
 
 #include "check.h"
-#include "group.h"
-#include "hub_conn.h"
-#include "user.h"
+#include "hub/group.h"
+#include "hub/hub_conn.h"
+#include "hub/user.h"
 
 #define NSLOT 192
 #define NGROUP 192

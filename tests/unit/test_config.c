@@ -4,7 +4,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "config.h"
+#include "relay/config.h"
 
 static enum config_result parse(struct relay_config *cfg, char *err, size_t err_len, int argc, char **argv)
 {

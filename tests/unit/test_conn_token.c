@@ -10,7 +10,7 @@
 #include <openssl/hmac.h>
 
 #include "check.h"
-#include "conn_token.h"
+#include "hub/conn_token.h"
 
 static const char B64URL[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 

@@ -9,12 +9,12 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "buf.h"
+#include "containers/buf.h"
 #include "check.h"
 #include "hex.h"
-#include "convert.h"
-#include "core_msgpack.h"
-#include "hub_msg.h"
+#include "protocol/convert.h"
+#include "protocol/core_msgpack.h"
+#include "protocol/hub_msg.h"
 
 static void print_hex(const char *p, size_t n)
 {

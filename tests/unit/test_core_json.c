@@ -7,7 +7,7 @@
 #include <stdlib.h>
 
 #include "check.h"
-#include "core_json.h"
+#include "protocol/core_json.h"
 
 #define RS "\x1e"
 

@@ -7,11 +7,11 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "buf.h"
+#include "containers/buf.h"
 #include "check.h"
 #include "hex.h"
-#include "core_msgpack.h"
-#include "hub_msg.h"
+#include "protocol/core_msgpack.h"
+#include "protocol/hub_msg.h"
 
 #define CHECK_SPAN(s, text) CHECK_BYTES((s).ptr, (s).len, text)
 

@@ -1,6 +1,6 @@
 /* test_core_peek.c - finding Ping and Close among whole Core messages without forwarding changes. */
 #include "check.h"
-#include "core_peek.h"
+#include "protocol/core_peek.h"
 
 static unsigned kinds_of(int binary, const char *data, size_t len, enum proto_status *st)
 {

@@ -9,8 +9,8 @@
 #include <stdlib.h>
 
 #include "check.h"
-#include "dict.h"
-#include "list.h"
+#include "containers/dict.h"
+#include "containers/list.h"
 
 struct item {
     struct dict_entry entry; /* key points at name */

@@ -1,10 +1,10 @@
 /* test_foundation.c - span, buf, json_scan and json_write basics. */
-#include "buf.h"
+#include "containers/buf.h"
 #include "check.h"
-#include "hub_msg.h"
-#include "json_scan.h"
-#include "json_write.h"
-#include "span.h"
+#include "protocol/hub_msg.h"
+#include "protocol/json_scan.h"
+#include "protocol/json_write.h"
+#include "containers/span.h"
 
 static void test_span(void)
 {

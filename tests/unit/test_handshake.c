@@ -3,8 +3,8 @@
 #include <stdlib.h>
 
 #include "check.h"
-#include "core_json.h"
-#include "handshake.h"
+#include "protocol/core_json.h"
+#include "protocol/handshake.h"
 
 #define RS "\x1e"
 #define CHECK_SPAN(s, text) CHECK_BYTES((s).ptr, (s).len, text)

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 
 #include "check.h"
-#include "legacy_connection_data.h"
+#include "protocol/legacy_connection_data.h"
 
 static enum proto_status decode(const char *text, struct legacy_hub_list *list,
                                 struct proto_error *err)

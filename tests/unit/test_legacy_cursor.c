@@ -1,6 +1,6 @@
 /* test_legacy_cursor.c - cursor round trips and refusal of foreign cursors. */
 #include "check.h"
-#include "legacy_cursor.h"
+#include "protocol/legacy_cursor.h"
 
 int main(void)
 {

@@ -3,9 +3,9 @@
  * Expected bytes are the frames of legacy-signalr.md 5, 6.2-6.4 and 10.2-10.8,
  * which follow PersistentResponse.WriteJson (C, S, T, G, L, M) and
  * HubResponse's member order (S, R, I, P, H, E, T, D; nulls left out). */
-#include "buf.h"
+#include "containers/buf.h"
 #include "check.h"
-#include "legacy_frame.h"
+#include "protocol/legacy_frame.h"
 
 #define JSON(lit) ((struct payload){ PAYLOAD_JSON, SPAN_LIT(lit) })
 #define NO_PAYLOAD ((struct payload){ PAYLOAD_NONE, SPAN_NONE })

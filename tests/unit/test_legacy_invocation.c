@@ -8,8 +8,8 @@
 #include <stdlib.h>
 
 #include "check.h"
-#include "hub_msg.h"
-#include "legacy_invocation.h"
+#include "protocol/hub_msg.h"
+#include "protocol/legacy_invocation.h"
 
 static enum proto_status decode(const char *text, struct hub_msg *msg, struct proto_error *err)
 {

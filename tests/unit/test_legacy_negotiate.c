@@ -3,9 +3,9 @@
  * Expected bodies are legacy-signalr.md 10.1; version rules are those of
  * ProtocolResolver (clamp to [1.2, 2.0], 1.2 when unparseable) applied to
  * System.Version parsing and printing. */
-#include "buf.h"
+#include "containers/buf.h"
 #include "check.h"
-#include "legacy_negotiate.h"
+#include "protocol/legacy_negotiate.h"
 
 static void check_resolves(const char *client_protocol, const char *expected)
 {

@@ -3,10 +3,10 @@
  * Core messages are built as the Core decoders leave them (hub_msg, JSON
  * payloads). Error texts are those of core-signalr.md 8.1; expected legacy
  * bytes are legacy-signalr.md 6.2-6.4 and 10.3-10.4. */
-#include "buf.h"
+#include "containers/buf.h"
 #include "check.h"
-#include "hub_msg.h"
-#include "legacy_translate.h"
+#include "protocol/hub_msg.h"
+#include "protocol/legacy_translate.h"
 
 #define JSON(lit) ((struct payload){ PAYLOAD_JSON, SPAN_LIT(lit) })
 

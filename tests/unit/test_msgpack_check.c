@@ -5,7 +5,7 @@
 #include <stdlib.h>
 
 #include "check.h"
-#include "msgpack_check.h"
+#include "protocol/msgpack_check.h"
 
 /* n nested arrays of one element each around a nil: 91 91 ... c0 */
 static size_t nested_arrays(char *out, unsigned n)

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 
 #include "check.h"
-#include "negotiate.h"
+#include "protocol/negotiate.h"
 
 #define CHECK_SPAN(s, text) CHECK_BYTES((s).ptr, (s).len, text)
 

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 
 #include "check.h"
-#include "replay_ring.h"
+#include "hub/replay_ring.h"
 
 struct collected {
     uint64_t seqs[64];

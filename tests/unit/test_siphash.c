@@ -13,7 +13,7 @@
 #include <stdlib.h>
 
 #include "check.h"
-#include "siphash.h"
+#include "containers/siphash.h"
 
 static const char *const reference_tags[64] = {
     "310e0edd47db6f72", /* 0 */

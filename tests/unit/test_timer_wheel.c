@@ -9,7 +9,7 @@
 #include <stdlib.h>
 
 #include "check.h"
-#include "timer_wheel.h"
+#include "containers/timer_wheel.h"
 
 static uint64_t rng_next(uint64_t *state) /* splitmix64 */
 {

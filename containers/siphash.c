@@ -4,7 +4,7 @@
  * from the key and the constants "somepseudorandomlygeneratedbytes", two
  * SipRounds per 8-byte message word, the last word carrying the message
  * length in its top byte, then 0xff folded into v2 and four SipRounds. */
-#include "siphash.h"
+#include "containers/siphash.h"
 
 #include <string.h>
 

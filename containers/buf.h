@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "span.h"
+#include "containers/span.h"
 
 struct buf {
     char *data;

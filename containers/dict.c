@@ -20,7 +20,7 @@
  * 4096 buckets); segments are allocated on first store, and the old table's
  * segments are freed one by one as rehash_index passes them (or, if the old
  * table empties early because its entries were removed, one per step). */
-#include "dict.h"
+#include "containers/dict.h"
 
 #include <stdlib.h>
 #include <string.h>

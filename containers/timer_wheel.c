@@ -18,7 +18,7 @@
  * T(s) the clock moves past, each far entry is looked at once and is due
  * (only on a jump of a revolution or more), near for the new time, or still
  * far. Slots the clock does not reach keep their meaning as the clock moves. */
-#include "timer_wheel.h"
+#include "containers/timer_wheel.h"
 
 #include <inttypes.h>
 #include <stdio.h>

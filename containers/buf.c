@@ -1,5 +1,5 @@
 /* buf.c - growable owned byte buffer. */
-#include "buf.h"
+#include "containers/buf.h"
 
 #include <stdint.h>
 #include <stdio.h>

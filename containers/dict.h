@@ -30,8 +30,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "siphash.h"
-#include "span.h"
+#include "containers/siphash.h"
+#include "containers/span.h"
 
 #define DICT_SEED_LEN SIPHASH_KEY_LEN
 /* Smallest bucket array; the dict never shrinks below it. */

@@ -1,5 +1,5 @@
 /* span.c - comparisons and validation on borrowed byte ranges. */
-#include "span.h"
+#include "containers/span.h"
 
 #include <stdint.h>
 

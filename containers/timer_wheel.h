@@ -44,7 +44,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "list.h"
+#include "containers/list.h"
 
 #define TIMER_WHEEL_SLOT_BITS 16
 #define TIMER_WHEEL_SLOTS (1u << TIMER_WHEEL_SLOT_BITS) /* 1 ms each: a revolution is 65.536 s */
