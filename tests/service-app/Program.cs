@@ -6,6 +6,8 @@
 // Clients never connect here except for negotiate, which the SDK answers with a redirect to the
 // service. Plain HTTP endpoints under /test/ let tests see what the app observed and send from
 // outside a hub call (IHubContext).
+using System.Text.Json;
+using System.Text.Json.Serialization;
 using Microsoft.AspNetCore.Authentication;
 using Microsoft.AspNetCore.SignalR;
 using Microsoft.Azure.SignalR;
@@ -71,7 +73,10 @@ app.MapGet("/health", () => Results.Text("ok"));
 app.MapGet("/test/events", (string? hub) => Results.Json(Observations.Events(hub)));
 app.MapGet("/test/connections", (string? hub) => Results.Json(Observations.ConnectedNow(hub)));
 app.MapGet("/test/streams", () => Results.Json(Observations.StreamSummary()));
-app.MapGet("/test/settings", () => Results.Json(settings));
+app.MapGet("/test/settings", () => Results.Json(settings, new JsonSerializerOptions(JsonSerializerDefaults.Web)
+{
+    Converters = { new JsonStringEnumConverter() },
+}));
 
 // Sends from outside any hub call (IHubContext): the SDK may pick any server connection.
 var send = app.MapGroup("/test/board");
