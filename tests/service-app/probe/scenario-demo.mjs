@@ -152,7 +152,7 @@ export async function runScenario(ctx) {
         return map(entries);
     }
 
-    async function open(name, neg, protocol, conn, { rename = {}, dropSystem = false } = {}) {
+    async function open(name, neg, protocol, conn, { rename = {}, dropSystem = false, ext = map([[3, protocol]]), expectHandshake = true } = {}) {
         const c = new FakeClient(name, conn.hub, protocol);
         c._conn = conn; c.userId = neg.claims["asrs.s.uid"];
         clients.set(c.id, c);
@@ -160,9 +160,10 @@ export async function runScenario(ctx) {
         if (dropSystem) payload = Object.fromEntries(Object.entries(payload).filter(([k]) => !["aud", "exp", "iat", "nbf", "iss"].includes(k)));
         const headers = map([["User-Agent", ["probe-fake-client/1.0"]], ["X-Forwarded-For", ["127.0.0.9"]], ["Host", ["127.0.0.1"]], ["X-Probe", [name, "second value"]]]);
         const query = "?" + neg.redirect.search.slice(1);
-        sendMsg(conn, [4, c.id, claimsMap(payload, rename), headers, query, map([[3, protocol]])], `(${name})`);
+        sendMsg(conn, [4, c.id, claimsMap(payload, rename), headers, query, ext], `(${name})`);
         const hs = Buffer.from(JSON.stringify({ protocol, version: 1 }) + RS);
         sendMsg(conn, [6, c.id, new Bin(hs), map([])], `(${name} handshake)`);
+        if (!expectHandshake) return c;
         await until(() => c.handshake, 8000, `${name} handshake response`);
         await sleep(150);
         log(`  ${name}: order of first arrivals: ${c.firstArrivals.join(", ")}`);
@@ -288,4 +289,28 @@ export async function runScenario(ctx) {
     await eve.invoke("AdminOnly", []);
     await eve.invoke("Notify", ["ops broadcast"]);
     await sleep(300);
+
+    section("edge: OpenConnection without ext key 3 (protocol): frank");
+    {
+        const frank = await open("frank", negCarol, "json", board[0], { ext: map([]), expectHandshake: false });
+        await sleep(3000);
+        log(`  frank after 3 s: handshake response ${frank.handshake ? "received" : "NOT received"}, ${frank.inbox.length} messages`);
+        await httpCall("GET", "/test/connections?hub=board");
+        sendMsg(frank.conn, [5, frank.id, "", map([]), map([])], "(frank leaves)");
+        frank.closed = true;
+        await sleep(500);
+    }
+
+    section("edge: ConnectionData for a connection id the app does not know");
+    sendMsg(board[0], [6, "c-ghost", new Bin(Buffer.from('{"type":1,"invocationId":"1","target":"Echo","arguments":[1]}' + RS)), map([])], "(ghost)");
+    await sleep(1000);
+
+    section("edge: CloseConnection with an error text: gina");
+    {
+        const gina = await open("gina", negCarol, "json", board[1]);
+        sendMsg(gina.conn, [5, gina.id, "relay: transport lost", map([]), map([])], "(gina dropped with error)");
+        gina.closed = true;
+        await sleep(500);
+        await alice.invoke("GetEvents", [gina.id]);
+    }
 }
