@@ -231,6 +231,26 @@ export async function runScenario(ctx) {
     await alice.invoke("Counter", [3, 0], { stream: true });
     await bob.invoke("CounterChannel", [2, 0], { stream: true });
     await alice.invoke("GetStreamStatus", []);
+    {
+        // upload stream: Sum(IAsyncEnumerable<int>) fed with 1, 2, 3
+        const invocationId = String(++alice.invocationNo);
+        const from = alice.inbox.length;
+        alice.send([{ type: 1, invocationId, target: "Sum", arguments: [], streamIds: ["up1"] },
+                    { type: 2, invocationId: "up1", item: 1 }, { type: 2, invocationId: "up1", item: 2 }]);
+        alice.send([{ type: 2, invocationId: "up1", item: 3 }, { type: 3, invocationId: "up1" }]);
+        await until(() => alice.inbox.slice(from).find((m) => m.type === 3 && m.invocationId === invocationId), 8000, "Sum completion");
+        log(`  alice Sum(1,2,3 uploaded) -> ${JSON.stringify(alice.inbox.slice(from).find((m) => m.type === 3 && m.invocationId === invocationId))}`);
+    }
+    {
+        // cancel a running server stream (CancelInvocation, type 5)
+        const invocationId = String(++alice.invocationNo);
+        alice.send([{ type: 4, invocationId, target: "Counter", arguments: [100, 50] }]);
+        await alice.waitFor((m) => m.type === 2 && m.invocationId === invocationId, "first Counter item");
+        alice.send([{ type: 5, invocationId }]);
+        await sleep(300);
+        await alice.invoke("GetStreamStatus", []);
+    }
+    await alice.invoke("GetConnected", []);
 
     section("big answer (70000 chars): fragmentation");
     const big = await alice.invoke("Repeat", ["x", 70000]);
@@ -276,6 +296,7 @@ export async function runScenario(ctx) {
     await negotiate("/ops");
     const negDave = await negotiate("/ops", { query: "&user=dave&role=admin" });
     const dave = await open("dave", negDave, "json", ops[0]);
+    await dave.invoke("Ping", []);
     await dave.invoke("WhoAmI", []);
     await dave.invoke("AdminOnly", []);
     // The same claims with the inbound JWT map applied (short -> long claim types).
