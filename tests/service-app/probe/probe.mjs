@@ -102,6 +102,12 @@ function sendMsg(conn, msg, note = "") {
         log(`${short(conn)} R->S ${msg[0]} ${NAMES[msg[0]] || "?"} ${render(msg)}${note ? "  " + note : ""}${HEX ? "\n        hex " + bytes.toString("hex") : ""}`);
 }
 
+// Several messages in one WebSocket frame (the SDK must treat the connection as a byte stream).
+function sendMsgsOneFrame(conn, msgs, note = "") {
+    wsSend(conn.socket, Buffer.concat(msgs.map((m) => frame(encode(m)))));
+    for (const m of msgs) log(`${short(conn)} R->S ${m[0]} ${NAMES[m[0]] || "?"} ${render(m)}  (one frame of ${msgs.length})${note ? " " + note : ""}`);
+}
+
 function onServiceMessage(conn, body) {
     let msg;
     try { msg = decode(body); } catch (e) { log(`${short(conn)} S->R undecodable (${e.message}) ${body.toString("hex")}`); return; }
@@ -224,7 +230,7 @@ process.on("SIGINT", () => shutdown(0));
 // ---------------------------------------------------------------- scenario
 if (SCENARIO !== "listen") {
     const { runScenario } = await import(`./scenario-${SCENARIO}.mjs`);
-    const ctx = { APP, log, listeners, serverConns, sendMsg, checkJwt, short, map, Bin, MpMap, encode, decode, frame, unframe, render };
+    const ctx = { APP, log, listeners, serverConns, sendMsg, sendMsgsOneFrame, checkJwt, short, map, Bin, MpMap, encode, decode, frame, unframe, render };
     runScenario(ctx).then(async () => {
         log("SCENARIO DONE");
         if (OBSERVE_S > 0) { log(`observing for ${OBSERVE_S}s`); await new Promise((r) => setTimeout(r, OBSERVE_S * 1000)); log("OBSERVE DONE"); }

@@ -8,7 +8,7 @@ const RS = "\x1e";
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 export async function runScenario(ctx) {
-    const { APP, log, listeners, serverConns, sendMsg, checkJwt, map, Bin, MpMap, encode, decode, frame, unframe, render } = ctx;
+    const { APP, log, listeners, serverConns, sendMsg, sendMsgsOneFrame, checkJwt, map, Bin, MpMap, encode, decode, frame, unframe, render } = ctx;
     if (!APP) throw new Error("--app http://127.0.0.1:APPPORT is required for this scenario");
 
     async function until(pred, ms, what) {
@@ -333,5 +333,49 @@ export async function runScenario(ctx) {
         gina.closed = true;
         await sleep(500);
         await alice.invoke("GetEvents", [gina.id]);
+    }
+
+    section("edge: one hub invocation split over two ConnectionData messages (no IsPartial)");
+    {
+        const text = JSON.stringify({ type: 1, invocationId: "s1", target: "Echo", arguments: ["split in two"] }) + RS;
+        const from = alice.inbox.length;
+        sendMsg(alice.conn, [6, alice.id, new Bin(Buffer.from(text.slice(0, 20))), map([])], "(alice, first half)");
+        await sleep(200);
+        sendMsg(alice.conn, [6, alice.id, new Bin(Buffer.from(text.slice(20))), map([])], "(alice, second half)");
+        await until(() => alice.inbox.slice(from).find((m) => m.type === 3 && m.invocationId === "s1"), 5000, "split Echo completion");
+        log(`  split Echo -> ${JSON.stringify(alice.inbox.slice(from).find((m) => m.invocationId === "s1"))}`);
+    }
+
+    section("edge: two invocations in one ConnectionData");
+    {
+        const text = [{ type: 1, invocationId: "m1", target: "Add", arguments: [1, 1] }, { type: 1, invocationId: "m2", target: "Add", arguments: [2, 2] }]
+            .map((m) => JSON.stringify(m) + RS).join("");
+        const from = alice.inbox.length;
+        sendMsg(alice.conn, [6, alice.id, new Bin(Buffer.from(text)), map([])], "(alice, two invocations)");
+        await until(() => alice.inbox.slice(from).filter((m) => m.type === 3).length >= 2, 5000, "both Add completions");
+    }
+
+    section("edge: OpenConnection + handshake + first invocation in ONE WebSocket frame, handshake and invocation in ONE ConnectionData: hank");
+    {
+        const hank = new FakeClient("hank", "board", "json");
+        hank._conn = board[1]; hank.userId = undefined; clients.set(hank.id, hank);
+        const bytes = Buffer.from(JSON.stringify({ protocol: "json", version: 1 }) + RS + JSON.stringify({ type: 1, invocationId: "h1", target: "Echo", arguments: ["together"] }) + RS);
+        const claims = claimsMap(negCarol.claims);
+        const headers = map([["User-Agent", ["probe-fake-client/1.0"]]]);
+        sendMsgsOneFrame(board[1], [[4, hank.id, claims, headers, "?" + negCarol.redirect.search.slice(1), map([[3, "json"]])], [6, hank.id, new Bin(bytes), map([])]]);
+        await until(() => hank.handshake && hank.inbox.find((m) => m.type === 3 && m.invocationId === "h1"), 5000, "hank handshake + Echo");
+        log(`  hank: order of first arrivals: ${hank.firstArrivals.join(", ")}; Echo -> ${JSON.stringify(hank.inbox.find((m) => m.invocationId === "h1"))}`);
+        sendMsg(hank.conn, [5, hank.id, "", map([]), map([])], "(hank leaves)");
+        hank.closed = true;
+        await sleep(300);
+    }
+
+    section("edge: a protocol the app does not support (\"foo\"): ivy");
+    {
+        const ivy = await open("ivy", negCarol, "foo", board[0], { expectHandshake: false });
+        await sleep(1500);
+        log(`  ivy: handshake answer ${JSON.stringify(ivy.handshake)}, closed by app: ${ivy.closed}`);
+        if (!ivy.closed) { sendMsg(ivy.conn, [5, ivy.id, "", map([]), map([])], "(ivy leaves)"); ivy.closed = true; }
+        await sleep(300);
     }
 }
