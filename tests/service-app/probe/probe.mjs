@@ -102,6 +102,13 @@ function sendMsg(conn, msg, note = "") {
         log(`${short(conn)} R->S ${msg[0]} ${NAMES[msg[0]] || "?"} ${render(msg)}${note ? "  " + note : ""}${HEX ? "\n        hex " + bytes.toString("hex") : ""}`);
 }
 
+// The service drops a server connection: WebSocket close 1000, then TCP close.
+function closeConn(conn) {
+    log(`${short(conn)} R->S WebSocket close 1000 (the probe drops this server connection)`);
+    wsSend(conn.socket, Buffer.from([0x03, 0xe8]), 0x8);
+    setTimeout(() => conn.socket.end(), 50);
+}
+
 // Several messages in one WebSocket frame (the SDK must treat the connection as a byte stream).
 function sendMsgsOneFrame(conn, msgs, note = "") {
     wsSend(conn.socket, Buffer.concat(msgs.map((m) => frame(encode(m)))));
@@ -230,7 +237,7 @@ process.on("SIGINT", () => shutdown(0));
 // ---------------------------------------------------------------- scenario
 if (SCENARIO !== "listen") {
     const { runScenario } = await import(`./scenario-${SCENARIO}.mjs`);
-    const ctx = { APP, log, listeners, serverConns, sendMsg, sendMsgsOneFrame, checkJwt, short, map, Bin, MpMap, encode, decode, frame, unframe, render };
+    const ctx = { APP, log, listeners, serverConns, sendMsg, sendMsgsOneFrame, closeConn, checkJwt, short, map, Bin, MpMap, encode, decode, frame, unframe, render };
     runScenario(ctx).then(async () => {
         log("SCENARIO DONE");
         if (OBSERVE_S > 0) { log(`observing for ${OBSERVE_S}s`); await new Promise((r) => setTimeout(r, OBSERVE_S * 1000)); log("OBSERVE DONE"); }

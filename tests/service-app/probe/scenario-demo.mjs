@@ -8,7 +8,7 @@ const RS = "\x1e";
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 export async function runScenario(ctx) {
-    const { APP, log, listeners, serverConns, sendMsg, sendMsgsOneFrame, checkJwt, map, Bin, MpMap, encode, decode, frame, unframe, render } = ctx;
+    const { APP, log, listeners, serverConns, sendMsg, sendMsgsOneFrame, closeConn, checkJwt, map, Bin, MpMap, encode, decode, frame, unframe, render } = ctx;
     if (!APP) throw new Error("--app http://127.0.0.1:APPPORT is required for this scenario");
 
     async function until(pred, ms, what) {
@@ -377,5 +377,16 @@ export async function runScenario(ctx) {
         log(`  ivy: handshake answer ${JSON.stringify(ivy.handshake)}, closed by app: ${ivy.closed}`);
         if (!ivy.closed) { sendMsg(ivy.conn, [5, ivy.id, "", map([]), map([])], "(ivy leaves)"); ivy.closed = true; }
         await sleep(300);
+    }
+
+    section("edge: the service drops the server connection that carries jack");
+    {
+        const jack = await open("jack", negCarol, "json", board[1]);
+        const before = serverConns.filter((c) => c.hub === "board").length;
+        closeConn(board[1]);
+        await sleep(2000);
+        log(`  board server connections: ${before} before, ${serverConns.filter((c) => c.hub === "board").length} two seconds after`);
+        await alice.invoke("GetEvents", [jack.id]);
+        jack.closed = true;
     }
 }
