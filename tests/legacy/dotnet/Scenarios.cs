@@ -59,10 +59,19 @@ public sealed class Scenarios
         Check.Equal(1, a.Events("ChatHub", "welcome").Count, "welcome pushes");
     }
 
-    // Exactly 100 KiB of UTF-8 mixing 1-, 2-, 3- and 4-byte sequences (whole code points only).
+    // Over HTTP transports the answer to /send (the result) is read by the client's
+    // IResponseExtensions.ReadAsString, which decodes every read of the response on its own
+    // (Encoding.UTF8.GetString per chunk): a multi-byte character split between two reads comes
+    // out as replacement characters, whatever the server. Seen against the real 2.4.1 server
+    // (tests/legacy-ref): 81927 characters back for 81920. So there the big string is ASCII;
+    // the smaller non-ASCII strings above still cover every UTF-8 length.
+    private static bool HttpTransport => !LegacyClient.TransportName.Equals("webSockets", StringComparison.OrdinalIgnoreCase);
+
+    // Exactly 100 KiB of UTF-8 mixing 1-, 2-, 3- and 4-byte sequences (whole code points only);
+    // ASCII only over HTTP transports (see HttpTransport).
     private static string BigString()
     {
-        const string unit = "0123456789abcdef\u00e9\u20ac\U0001F600";
+        string unit = HttpTransport ? "0123456789abcdefghijklmnopqrstuv" : "0123456789abcdef\u00e9\u20ac\U0001F600";
         int unitBytes = System.Text.Encoding.UTF8.GetByteCount(unit);
         const int target = 100 * 1024;
         int whole = target / unitBytes;
@@ -262,8 +271,20 @@ public sealed class Scenarios
         await a.Hub("ChatHub").Invoke<int>("Counter", i => { lock (items) items.Add(i); }, 5, 20)
             .WaitAsync(LegacyClient.Timeout);
         lock (items)
-            Check.SequenceEqual(new[] { 0, 1, 2, 3, 4 }, items, "progress items");
+            CheckProgress(new[] { 0, 1, 2, 3, 4 }, items);
         Check.Equal("completed", await a.Invoke<string>("ChatHub", "GetStreamStatus"), "backend's stream status");
+    }
+
+    // Over longPolling the result comes back in the answer to /send while progress messages wait
+    // for the next /poll, and the client forgets the invocation (and drops later progress) once
+    // the result is in: against the real 2.4.1 server the last items are usually lost. So there
+    // the items must be a prefix, in order, of the expected ones; elsewhere all of them.
+    private static void CheckProgress(int[] expected, List<int> items)
+    {
+        if (LegacyClient.TransportName.Equals("longPolling", StringComparison.OrdinalIgnoreCase))
+            Check.SequenceEqual(expected.Take(items.Count), items, $"progress items (a prefix of {expected.Length} over longPolling)");
+        else
+            Check.SequenceEqual(expected, items, "progress items");
     }
 
     private static Task<JObject> DisconnectInfo(LegacyClient probe, string? backendId) =>
@@ -376,7 +397,7 @@ public sealed class Scenarios
             await a.Hub("ChatHub").Invoke<int>("Counter", i => { lock (items) items.Add(i); }, 3, 10)
                 .WaitAsync(LegacyClient.Timeout);
             lock (items)
-                Check.SequenceEqual(new[] { 0, 1, 2 }, items, "progress items");
+                CheckProgress(new[] { 0, 1, 2 }, items);
 
             var took = await a.Stop(TimeSpan.FromSeconds(10));
             Check.Equal(ConnectionState.Disconnected, a.Connection.State, "state after Stop");
