@@ -6,6 +6,18 @@
 //
 // Hub names as the jQuery client writes them (lower case), method names as the test hubs have them.
 
+import { createRequire } from "node:module";
+
+// The `ws` module of tests/legacy/capture (npm ci there), for the one case that talks WebSockets
+// to a server that offers them (the relay); null when it is not installed.
+function loadWs() {
+    try {
+        return createRequire(new URL("../../legacy/capture/package.json", import.meta.url))("ws").WebSocket;
+    } catch {
+        return null;
+    }
+}
+
 const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 export function connectionData(...hubs) {
@@ -395,6 +407,64 @@ export const cases = {
         const again = await ep.request("/reconnect" + s.q({ messageId: cursor }), { readFor: 1500 });
         await ep.request("/abort" + s.q(), { method: "POST", form: {} });
         return { status: again.status, frames: sseData(again.body).map((f) => normalize(f, s)) };
+    },
+
+    // The hub layer, whatever the transport: the same invocations over WebSockets where the
+    // server offers them (the relay; needs `ws`), else over serverSentEvents with /send (the real
+    // server here). Results by invocation id, and the pushes, normalized.
+    async "hub layer: results, errors, pushes (WebSockets if offered, else SSE)"(ep) {
+        const WebSocket = loadWs();
+        const n = await ep.negotiate();
+        const useWs = Boolean(n.json?.TryWebSockets && WebSocket);
+        const transport = useWs ? "webSockets" : "serverSentEvents";
+        const s = await ep.session(transport);
+        const messages = [
+            { H: "chathub", M: "Add", A: [40, 2], I: 0 },
+            { H: "chathub", M: "Nope", A: [], I: 1 },
+            { H: "chathub", M: "ThrowOther", A: [], I: 2 },
+            { H: "chathub", M: "Add", A: [1], I: 3 },
+            { H: "chathub", M: "ThrowHubException", A: ["no way"], I: 4 },
+            { H: "statushub", M: "Echo", A: ["s"], I: 5 },
+            { H: "ChatHub", M: "add", A: [2, 2], I: 6 },
+            { H: "chathub", M: "Counter", A: [2, 10], I: 7 },
+        ];
+        const results = {};
+        const pushes = [];
+        const onFrame = (text) => {
+            let m;
+            try { m = JSON.parse(text); } catch { return; }
+            if (m.I !== undefined && !m.C) {
+                results[m.I] = normalize(text, s);
+                return;
+            }
+            for (const item of m.M ?? []) {
+                const copy = { ...item };
+                if (Array.isArray(copy.A)) copy.A = copy.A.map((a) => (typeof a === "string" && a.length >= 22 ? shapeOfId(a) : a));
+                pushes.push(JSON.stringify(copy));
+            }
+            if (m.C) pushes.cursor = shapeOfCursor(m.C);
+        };
+        if (useWs) {
+            const ws = new WebSocket(ep.url.replace(/^http/, "ws") + "/connect" + s.q({ tid: "1" }));
+            ws.on("message", (d) => onFrame(d.toString()));
+            await new Promise((resolve, reject) => { ws.on("open", resolve); ws.on("error", reject); });
+            await ep.request("/start" + s.q());
+            for (const m of messages) ws.send(JSON.stringify(m));
+            await sleep(1500);
+            ws.close();
+        } else {
+            const stream = ep.request("/connect" + s.q({ tid: "1" }), { readFor: 2500 });
+            await sleep(300);
+            await ep.request("/start" + s.q());
+            for (const m of messages) {
+                const r = await ep.request("/send" + s.q(), { method: "POST", form: { data: JSON.stringify(m) } });
+                onFrame(r.body);
+            }
+            const r = await stream;
+            for (const f of sseData(r.body)) onFrame(f);
+        }
+        await ep.request("/abort" + s.q(), { method: "POST", form: {} });
+        return { transport, cursor: pushes.cursor, pushes: [...pushes], ...results };
     },
 
     async "webSockets connect over plain HTTP (no upgrade)"(ep) {

@@ -168,6 +168,27 @@ test("reconnect over serverSentEvents with the last cursor: what was sent meanwh
     });
 });
 
+test("hub layer over serverSentEvents: results, error texts, pushes with the server's hub name", T, async () => {
+    assert.deepEqual(await observe("hub layer: results, errors, pushes (WebSockets if offered, else SSE)"), {
+        transport: "serverSentEvents",
+        cursor: "d-<hex8>-K,N|K,N|K,N",
+        // "H" is the server's hub name (the class name), not the client's spelling "chathub"
+        pushes: [
+            '{"H":"ChatHub","M":"welcome","A":["<guid>"]}',
+            '{"I":"P|7","P":{"I":"7","D":0}}',
+            '{"I":"P|7","P":{"I":"7","D":1}}',
+        ],
+        0: '{"R":42,"I":"0"}',
+        1: `{"I":"1","E":"There was an error invoking Hub method 'chathub.Nope'."}`,
+        2: `{"I":"2","E":"There was an error invoking Hub method 'chathub.ThrowOther'."}`,
+        3: `{"I":"3","E":"There was an error invoking Hub method 'chathub.Add'."}`,
+        4: '{"I":"4","H":true,"E":"no way"}',
+        5: '{"R":"s","I":"5"}',
+        6: '{"R":4,"I":"6"}',
+        7: '{"I":"7"}',
+    });
+});
+
 test("webSockets over plain HTTP: SignalR's own 400", T, async () => {
     assert.deepEqual(await observe("webSockets connect over plain HTTP (no upgrade)"),
         { status: 400, body: "Not a valid web socket request." });
