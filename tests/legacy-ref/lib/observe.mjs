@@ -250,6 +250,26 @@ export const cases = {
         return out;
     },
 
+    async "JSONP callback, OPTIONS preflight, POST negotiate, cross-origin GET"(ep) {
+        const cd = connectionData("chathub");
+        const jsonp = await ep.request("/negotiate" + ep.query({ clientProtocol: "2.1", connectionData: cd, callback: "cb" }));
+        const options = await ep.request("/negotiate" + ep.query({ clientProtocol: "2.1", connectionData: cd }), {
+            method: "OPTIONS",
+            headers: { origin: "http://example.test", "access-control-request-method": "GET" },
+        });
+        const post = await ep.request("/negotiate" + ep.query({ clientProtocol: "2.1", connectionData: cd }), { method: "POST", form: {} });
+        const cross = await fetch(ep.url + "/negotiate" + ep.query({ clientProtocol: "2.1", connectionData: cd }), {
+            headers: { origin: "http://example.test" },
+        });
+        await cross.arrayBuffer();
+        return {
+            jsonp: `${jsonp.status} ${jsonp.type} ${jsonp.body.startsWith("cb(") ? "cb(<negotiate json>)" : jsonp.body.startsWith("{") ? "<negotiate json>" : jsonp.body.slice(0, 80)}`,
+            options: `${options.status} ${options.body.startsWith("{") ? "<negotiate json>" : options.body.slice(0, 80)}`,
+            post: `${post.status} ${post.body.startsWith("{") ? "<negotiate json>" : post.body.slice(0, 80)}`,
+            crossOriginAllowOrigin: cross.headers.get("access-control-allow-origin"),
+        };
+    },
+
     async "path outside /signalr"(ep) {
         const u = new URL(ep.url);
         const r = await fetch(`${u.origin}/not-signalr/negotiate?clientProtocol=2.1`);

@@ -61,6 +61,15 @@ test("errors: bad token, missing token, unknown or missing transport: 400 with S
         { status: 400, type: null, body: "Protocol error: Unknown transport." });
 });
 
+test("JSONP off: 403 empty; no CORS: OPTIONS is served as a plain negotiate, no Allow-Origin", T, async () => {
+    assert.deepEqual(await observe("JSONP callback, OPTIONS preflight, POST negotiate, cross-origin GET"), {
+        jsonp: "403 null ",
+        options: "200 <negotiate json>",
+        post: "200 <negotiate json>",
+        crossOriginAllowOrigin: null,
+    });
+});
+
 test("paths: anything unknown under /signalr is 400 Unknown transport; outside it 404", T, async () => {
     assert.deepEqual(await observe("unknown path under /signalr"), {
         "/nothing": "400 Protocol error: Unknown transport.",
