@@ -16,7 +16,7 @@
 using System;
 using System.Collections.Generic;
 using System.Diagnostics;
-using System.Net;
+using System.Reflection;
 using System.Security.Principal;
 using System.Threading;
 using System.Threading.Tasks;
@@ -73,17 +73,21 @@ namespace SignalrRelay.LegacyRef
                 EnableDetailedErrors = detailedErrors,
                 EnableJavaScriptProxies = true,
             };
-            if (trace)
-                EnableTrace(configuration);
             builder.Extend(typeof(Owin.OwinExtensions), "MapSignalR", path, configuration);
+            if (trace)
+            {
+                // MapSignalR registered a TraceManager writing to host.TraceOutput (stderr); its
+                // sources are off until the shared switch says otherwise.
+                var manager = (Microsoft.AspNet.SignalR.Tracing.ITraceManager)configuration.Resolver.GetService(typeof(Microsoft.AspNet.SignalR.Tracing.ITraceManager));
+                manager.Switch.Level = SourceLevels.Verbose;
+            }
             AppFunc app = builder.Build();
 
             using (var server = new OwinHttpListenerServer(app, tryWebSockets, Console.Error))
             {
                 server.Start(host, port);
-                Console.WriteLine("legacy-ref listening on http://{0}:{1}{2} (Microsoft.AspNet.SignalR.Core {3}, Mono {4})",
-                                  host, port, path, typeof(Hub).Assembly.GetName().Version,
-                                  Type.GetType("Mono.Runtime") != null ? "yes" : "no");
+                Console.WriteLine("legacy-ref listening on http://{0}:{1}{2} (Microsoft.AspNet.SignalR.Core {3}, runtime {4})",
+                                  host, port, path, typeof(Hub).Assembly.GetName().Version, RuntimeName());
                 Console.Out.Flush();
 
                 // SIGTERM ends the process (Mono's default); Ctrl-C stops it here.
@@ -93,6 +97,13 @@ namespace SignalrRelay.LegacyRef
                 shutdown.Cancel();
             }
             return 0;
+        }
+
+        private static string RuntimeName()
+        {
+            var mono = Type.GetType("Mono.Runtime");
+            var display = mono == null ? null : mono.GetMethod("GetDisplayName", BindingFlags.NonPublic | BindingFlags.Static);
+            return display != null ? "Mono " + display.Invoke(null, null) : Environment.Version.ToString();
         }
 
         // The test backend's token rule (tests/backend/TestTokenAuthHandler.cs): "good-token" in
@@ -119,19 +130,6 @@ namespace SignalrRelay.LegacyRef
                     env["server.User"] = new GenericPrincipal(new GenericIdentity(UserName, "TestToken"), new string[0]);
                 return next(env);
             };
-        }
-
-        private static void EnableTrace(HubConfiguration configuration)
-        {
-            var manager = (Microsoft.AspNet.SignalR.Tracing.ITraceManager)configuration.Resolver.GetService(typeof(Microsoft.AspNet.SignalR.Tracing.ITraceManager));
-            manager.Switch.Level = SourceLevels.Verbose;
-            foreach (string name in new[] { "SignalR.Connection", "SignalR.PersistentConnection", "SignalR.Transports.ServerSentEventsTransport",
-                                            "SignalR.Transports.LongPollingTransport", "SignalR.Transports.ForeverFrameTransport",
-                                            "SignalR.Transports.TransportHeartBeat", "SignalR.HubDispatcher", "SignalR.MessageBus" })
-            {
-                var source = manager[name];
-                source.Listeners.Add(new TextWriterTraceListener(Console.Error));
-            }
         }
     }
 }
