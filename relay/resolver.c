@@ -647,6 +647,8 @@ bool resolver_peek(struct resolver *r, const char *name, struct resolver_result 
     if (!e || !entry_valid(e, clock_now_ms()))
         return false;
     entry_result(e, out, false);
+    if (out->count > 0)
+        out->addr = out->all[0];
     out->cached = true;
     return true;
 }
@@ -679,8 +681,10 @@ static void config_apply_defaults(struct resolver_config *c)
 }
 
 /* c-ares' own retransmission: each server is tried twice, the first time
- * for a third of lookup_timeout_ms, the second (c-ares doubles it) for two
- * thirds, so with one server c-ares gives up about when the waiters do. */
+ * for half of lookup_timeout_ms, the second (c-ares doubles it) for all of
+ * it. So with one server c-ares gives up at 1.5 x lookup_timeout_ms: after
+ * the waiters did (entry_deadline), while the late answer can still fill the
+ * cache. */
 static int channel_open(struct resolver *r, char *err, size_t err_len)
 {
     struct ares_options o;
@@ -688,7 +692,7 @@ static int channel_open(struct resolver *r, char *err, size_t err_len)
     int mask = ARES_OPT_SOCK_STATE_CB | ARES_OPT_TIMEOUTMS | ARES_OPT_TRIES;
     o.sock_state_cb = sock_state;
     o.sock_state_cb_data = r;
-    o.timeout = (int)(r->cfg.lookup_timeout_ms / 3 > 100 ? r->cfg.lookup_timeout_ms / 3 : 100);
+    o.timeout = (int)(r->cfg.lookup_timeout_ms / 2 > 100 ? r->cfg.lookup_timeout_ms / 2 : 100);
     o.tries = 2;
     if (r->cfg.lookups) {
         o.lookups = (char *)r->cfg.lookups;
