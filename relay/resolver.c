@@ -595,6 +595,10 @@ enum resolver_outcome resolver_resolve(struct resolver *r, const char *name, str
     size_t len;
     if (answer_without_lookup(r, name, out))
         return RESOLVER_ANSWERED;
+    if (r->destroying) { /* a callback of resolver_destroy asking again */
+        result_fail(out, RESOLVER_E_SHUTDOWN);
+        return RESOLVER_ANSWERED;
+    }
     if (!name_to_key(name, key, &len)) {
         result_fail(out, RESOLVER_E_BADNAME);
         return RESOLVER_ANSWERED;

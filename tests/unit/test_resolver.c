@@ -166,6 +166,10 @@ struct waiter {
     size_t count;
     uint64_t at;                 /* when it was called (ms) */
     struct resolver_request *cancel_in_callback;
+    struct resolver *ask_again;  /* if set, the callback asks for `again_name` */
+    const char *again_name;
+    enum resolver_outcome again_outcome;
+    struct resolver_result again;
 };
 
 static int callbacks_total;
@@ -181,6 +185,13 @@ static void on_result(struct resolver_request *req, const struct resolver_result
     callbacks_total++;
     if (w->cancel_in_callback)
         resolver_cancel(w->cancel_in_callback);
+    if (w->ask_again) {
+        static struct resolver_request again_req; /* only for an answer from the cache */
+        resolver_request_init(&again_req, on_result);
+        w->again_outcome = resolver_resolve(w->ask_again, w->again_name, &again_req, &w->again);
+        if (w->again_outcome == RESOLVER_PENDING)
+            resolver_cancel(&again_req);
+    }
 }
 
 static void waiter_init(struct waiter *w)
@@ -231,6 +242,76 @@ static bool run_until_queries(const char *name, const char *type, int want, doub
     while (queries(name, type) < want && clock_now_ms() < end)
         run_for(0.05);
     return queries(name, type) >= want;
+}
+
+/* Requests made and cancelled at random over a few names (fast, slow,
+ * never answered, failing) with small limits, the loop turning between them:
+ * every request is answered at most once, never after its cancel, and
+ * resolver_destroy answers the rest. ASan checks the rest. */
+struct stress_req {
+    struct resolver_request req;
+    bool outstanding;
+    int calls;
+};
+
+static int stress_errors;
+
+static void stress_cb(struct resolver_request *req, const struct resolver_result *res)
+{
+    struct stress_req *q = list_container_of(req, struct stress_req, req);
+    if (!q->outstanding)
+        stress_errors++;
+    q->outstanding = false;
+    q->calls++;
+    if (res->status == RESOLVER_OK && (res->count == 0 || !res->all))
+        stress_errors++;
+}
+
+static void test_stress(void)
+{
+    static const char *const names[] = { "fast.test", "cased.test", "other.test", "slow100.test", "cancel.test",
+                                         "p1.test", "never.test", "nope.test", "fail.test", "10.0.0.1" };
+    enum { NREQ = 48 };
+    struct resolver *r = make_resolver(AF_UNSPEC, 500, 3, 4);
+    struct stress_req q[NREQ];
+    uint64_t rng = 0x9e3779b97f4a7c15ull;
+    int pending_seen = 0;
+    stress_errors = 0;
+    for (int i = 0; i < NREQ; i++) {
+        memset(&q[i], 0, sizeof q[i]);
+        resolver_request_init(&q[i].req, stress_cb);
+    }
+    for (int step = 0; step < 400; step++) {
+        rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+        struct stress_req *x = &q[rng % NREQ];
+        unsigned op = (unsigned)(rng >> 32) % 10;
+        if (op < 5 && !x->outstanding) {
+            struct resolver_result res;
+            x->outstanding = true;
+            if (resolver_resolve(r, names[(rng >> 20) % 10], &x->req, &res) == RESOLVER_ANSWERED)
+                x->outstanding = false;
+            else
+                pending_seen++;
+        } else if (op < 7) {
+            resolver_cancel(&x->req);
+            x->outstanding = false;
+        } else {
+            run_for(0.01);
+        }
+        CHECK(resolver_pending_lookups(r) <= 3 && resolver_cached_names(r) <= 4);
+        for (int i = 0; i < NREQ; i++)
+            if (q[i].outstanding != resolver_request_pending(&q[i].req))
+                stress_errors++;
+    }
+    const struct resolver_stats *st = resolver_stats(r);
+    printf("test_resolver: stress: %d pending requests, %llu lookups, %llu coalesced, %llu evictions, %llu busy, "
+           "%llu timeouts\n", pending_seen, (unsigned long long)st->lookups, (unsigned long long)st->coalesced,
+           (unsigned long long)st->evictions, (unsigned long long)st->busy, (unsigned long long)st->timeouts);
+    resolver_destroy(r);
+    for (int i = 0; i < NREQ; i++)
+        CHECK(!q[i].outstanding && !resolver_request_pending(&q[i].req));
+    CHECK(pending_seen > 10);
+    CHECK_EQ_INT(stress_errors, 0);
 }
 
 /* --------------------------------------------------------------- cases */
@@ -329,6 +410,8 @@ static void test_coalesce(void)
         waiter_init(&w[i]);
         CHECK(ask(r, "slow100.test", &w[i], &res) == RESOLVER_PENDING);
     }
+    w[0].ask_again = r; /* from inside the callback: the fresh answer, from the cache */
+    w[0].again_name = "slow100.test";
     CHECK_EQ_INT(resolver_pending_lookups(r), 1);
     CHECK(run_until_count(&callbacks_total, 5, 10.0));
     for (int i = 0; i < 5; i++) {
@@ -336,6 +419,7 @@ static void test_coalesce(void)
         CHECK_EQ_INT(w[i].status, RESOLVER_OK);
         CHECK(strcmp(w[i].addr.text, "10.0.3.1") == 0);
     }
+    CHECK(w[0].again_outcome == RESOLVER_ANSWERED && w[0].again.cached && w[0].again.status == RESOLVER_OK);
     CHECK_EQ_INT(queries("slow100.test", "A"), 1);
     CHECK_EQ_INT(resolver_stats(r)->coalesced, 4);
     CHECK_EQ_INT(resolver_pending_lookups(r), 0);
@@ -569,6 +653,7 @@ int main(void)
     test_loop_not_blocked();
     test_limits();
     test_hosts_file();
+    test_stress();
     test_refresh();
     dns_stop();
     ev_loop_destroy(loop);
