@@ -722,6 +722,10 @@ static int channel_open(struct resolver *r, char *err, size_t err_len)
 struct resolver *resolver_create(struct ev_loop *loop, const struct resolver_config *cfg, char *err,
                                  size_t err_len)
 {
+    if (!loop) {
+        snprintf(err, err_len, "resolver: needs a libev loop");
+        return NULL;
+    }
     struct resolver *r = calloc(1, sizeof *r);
     if (!r) {
         snprintf(err, err_len, "resolver: out of memory");

@@ -177,7 +177,8 @@ struct resolver_stats {
     uint64_t busy;          /* requests refused with RESOLVER_E_BUSY */
 };
 
-/* Creates a resolver on `loop` (which must outlive it). Reads resolv.conf
+/* Creates a resolver on `loop` (not NULL; it must outlive the resolver: on
+ * lws' own poll() loop, without libev, there is none). Reads resolv.conf
  * (or cfg->resolv_conf) now. cfg may be NULL (all defaults) and is copied,
  * its strings too. Returns NULL after writing the reason to err. */
 struct resolver *resolver_create(struct ev_loop *loop, const struct resolver_config *cfg, char *err,
