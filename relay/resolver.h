@@ -15,11 +15,16 @@
  *   - "localhost" (and "localhost."): 127.0.0.1, or ::1 when family is
  *     AF_INET6, without a lookup (what glibc and c-ares answer from /etc/hosts);
  *   - a name whose cached answer is still valid, positive or negative;
+ *   - a lookup c-ares finishes inside the call: a hosts-file hit (c-ares
+ *     reads the file there), or an error it finds at once;
  *   - errors that need no lookup: a malformed name, too many lookups in
- *     flight (RESOLVER_E_BUSY), out of memory.
+ *     flight or every cached name busy (RESOLVER_E_BUSY), out of memory.
  * Everything else returns RESOLVER_PENDING and calls the request's callback
  * exactly once, later, from the loop (never from inside resolver_resolve),
- * unless the request is cancelled first.
+ * unless the request is cancelled first. Callbacks run inside libev watcher
+ * callbacks (a c-ares socket became readable, a deadline passed), outside
+ * any lws callback: code that starts lws work from one must wake lws (see
+ * relay.c's wheel_ev_tick for why).
  *
  * The cache, per name (names compare case-insensitively):
  *   - lifetime: the smallest TTL of the answer's records (and CNAMEs), held
