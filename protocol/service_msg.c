@@ -985,8 +985,9 @@ enum proto_status svc_encode_open_connection(struct buf *out, struct span connec
         return proto_fail(err, PROTO_ERR_MISSING, "OpenConnection needs a connection id");
     if (!protocol.ptr || protocol.len == 0)
         return proto_fail(err, PROTO_ERR_MISSING, "OpenConnection needs the client's protocol");
-    if (claim_count > UINT32_MAX || header_count > UINT32_MAX)
-        return proto_fail(err, PROTO_ERR_TOO_LARGE, "too many claims or headers");
+    if (claim_count > UINT32_MAX || header_count > UINT32_MAX || !fits(connection_id) ||
+        !fits(protocol) || query.len >= UINT32_MAX)
+        return proto_fail(err, PROTO_ERR_TOO_LARGE, "too many claims or headers, or a string too long");
     size_t start = out->len;
     struct writer w;
     writer_init(&w, out);
