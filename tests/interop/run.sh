@@ -96,7 +96,7 @@ done
 for transport in $transports; do
     for protocol in $protocols; do
         if [ "$protocol" = messagepack ] && [ "$transport" = ServerSentEvents ]; then
-            summary+=("$(printf '%-8s %-34s (MessagePack cannot use SSE)' skipped "*/$protocol/$transport")")
+            SUITE_SUMMARY+=("$(printf '%-8s %-40s (MessagePack cannot use SSE)' skipped "${label}*/$protocol/$transport")")
             continue
         fi
         for suite in $suites; do
@@ -107,6 +107,6 @@ done
 
 echo
 echo "== interop summary against $SIGNALR_URL ($((SECONDS - started)) s; logs in $log_dir)"
-printf '%s\n' "${summary[@]}"
-echo "interop: $total_passed passed, $total_failed failed"
-[ "$total_failed" -eq 0 ]
+suite_summary
+echo "interop: $SUITE_TOTAL_PASSED passed, $SUITE_TOTAL_FAILED failed"
+[ "$SUITE_TOTAL_FAILED" -eq 0 ]

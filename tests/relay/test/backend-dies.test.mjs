@@ -4,10 +4,10 @@
 // back), and then its socket must close. Seen by stock clients (JSON, MessagePack, and one with
 // automatic reconnect, which only reconnects when the Close allows it) and by raw clients that
 // decode the Close record themselves.
-import { describe, it, before, after } from "node:test";
+import { describe, it, before, after } from "../../lib/test.mjs";
 import assert from "node:assert/strict";
 import {
-    RELAY_URL, FLAKY_BACKEND_PID, connectRaw, connectStock, metrics, pollUntil, withTimeout, stopAll, msgpackDecode,
+    RELAY_URL, FLAKY_BACKEND_PID, connectRaw, connectStock, metrics, pollUntil, withTimeout, stopAll, msgpackDecode, settledMetrics,
 } from "../lib.mjs";
 
 const LOST = "Connection closed with an error. The relay lost its connection to the backend hub 'flaky'.";

@@ -2,13 +2,13 @@
 // test listens on its port). A client that gives up while the relay is still waiting for that
 // backend must not leave anything behind. (How long the relay itself waits for a backend that
 // never answers is lws' timeout, 20 s: not tested here.)
-import { test, before, after } from "node:test";
+import { test, before, after } from "../../lib/test.mjs";
 import assert from "node:assert/strict";
 import net from "node:net";
 import http from "node:http";
 import {
     RELAY_URL, HUNG_PORT, NEGOTIATE_TIMEOUT_MS, RawClient, WebSocket, cpuShareOver, httpRequest, metrics, pollUntil,
-    sleep, wsUrl, withTimeout, TIMEOUT_MS, RS,
+    sleep, wsUrl, withTimeout, TIMEOUT_MS, RS, settledMetrics,
 } from "../lib.mjs";
 
 let server;

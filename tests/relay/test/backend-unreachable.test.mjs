@@ -1,10 +1,10 @@
 // 1. A hub whose backend is not there (hub "dead" points at a port nothing listens on): the
 // relay must say so in the way each client can read, and count the failure in /metrics.
-import { test } from "node:test";
+import { test } from "../../lib/test.mjs";
 import assert from "node:assert/strict";
 import {
     RELAY_URL, DEAD_PORT, RawClient, metrics, negotiate, wsUrl, stockConnection, withTimeout, pollUntil, sleep,
-    TIMEOUT_MS,
+    TIMEOUT_MS, settledMetrics,
 } from "../lib.mjs";
 
 // "<what failed>: <cause>": the cause is what the relay's connect attempt reported; it must be

@@ -1,10 +1,10 @@
 // 5. The handshake as the relay answers it itself: the timeout (--handshake-timeout 1), and
 // refusals, which must read exactly as the backend's own when the same bytes go to it directly;
 // a handshake split over two WebSocket frames must work.
-import { test } from "node:test";
+import { test } from "../../lib/test.mjs";
 import assert from "node:assert/strict";
 import {
-    RELAY_URL, BACKEND_URL, HANDSHAKE_TIMEOUT_MS, RS, RawClient, metrics, pollUntil, wsUrl, sleep,
+    RELAY_URL, BACKEND_URL, HANDSHAKE_TIMEOUT_MS, RS, RawClient, metrics, pollUntil, wsUrl, sleep, settledMetrics,
 } from "../lib.mjs";
 
 // Sends `frames` (strings, each one WebSocket message) on a fresh skip-negotiation connection to

@@ -1,11 +1,11 @@
 // 7. A client message larger than --max-message-size (1M here): the relay closes that client with
 // a Close message, as ASP.NET Core does for a message over its own limit (same base text, same
 // allowReconnect), never forwards it, and goes on serving everyone else.
-import { test } from "node:test";
+import { test } from "../../lib/test.mjs";
 import assert from "node:assert/strict";
 import {
     RELAY_URL, BACKEND_URL, MAX_MESSAGE_BYTES, RS, RawClient, connectRaw, disconnectSeenByBackend, metrics,
-    msgpackRecord, wsUrl,
+    msgpackRecord, wsUrl, settledMetrics,
 } from "../lib.mjs";
 
 // The backend's own limit (tests/backend: MaximumReceiveMessageSize) is 2 MB.

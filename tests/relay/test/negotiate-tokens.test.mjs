@@ -1,9 +1,9 @@
 // 6. Negotiate tokens: one not used within --negotiate-timeout expires; an unknown one, or one
 // already used, is refused with ASP.NET Core's 404 "No Connection with that ID".
-import { test } from "node:test";
+import { test } from "../../lib/test.mjs";
 import assert from "node:assert/strict";
 import {
-    RELAY_URL, BACKEND_URL, NEGOTIATE_TIMEOUT_MS, RawClient, metrics, negotiate, pollUntil, sleep, wsUrl,
+    RELAY_URL, BACKEND_URL, NEGOTIATE_TIMEOUT_MS, RawClient, metrics, negotiate, pollUntil, wsUrl, settledMetrics,
 } from "../lib.mjs";
 
 const NO_CONNECTION = "No Connection with that ID";

@@ -1,6 +1,6 @@
 // What the HTTP layer shows: negotiate v0/v1 response shapes, bearer-token authentication on the
 // [Authorize] hub (accepted and refused), and query parameters reaching the hub.
-import { test } from "node:test";
+import { test } from "../../../lib/test.mjs";
 import http from "node:http";
 import assert from "node:assert/strict";
 import WebSocket from "ws";

@@ -1,12 +1,34 @@
 // Hub invocations over one connection: welcome push, echo of every value type (incl. 1 MB),
 // several arguments, return values, void methods, the exact server error texts, client results,
 // and a second hub (/status).
-import { test } from "node:test";
+import { test } from "../../../lib/test.mjs";
 import assert from "node:assert/strict";
 import {
     PROTOCOL, DIRECT, CONNECTION_ID_RE, TIMEOUT_MS,
     buildConnection, connectChat, nextEvent, withTimeout, stopAll,
 } from "../lib.mjs";
+import { ECHO_VALUES as SHARED_ECHO_VALUES, bigString } from "../../../lib/values.mjs";
+
+// A DateTime end to end: MessagePack carries it as a timestamp (extension type -1) both ways, and
+// the backend's Echo(object) gets a DateTime; JSON carries the ISO 8601 text, which comes back as
+// that text.
+test("a Date argument: a MessagePack timestamp both ways, an ISO string with JSON", async () => {
+    const { conn } = await connectChat();
+    try {
+        for (const when of [new Date(Date.UTC(2024, 1, 29, 12, 34, 56, 789)), new Date(Date.UTC(1969, 6, 20, 20, 17, 40, 0)),
+            new Date(Date.UTC(2106, 1, 7, 6, 28, 16, 1))]) {
+            const back = await conn.invoke("Echo", when);
+            if (PROTOCOL === "messagepack") {
+                assert.ok(back instanceof Date, `Echo of ${when.toISOString()} came back as ${typeof back} ${JSON.stringify(back)}`);
+                assert.equal(back.getTime(), when.getTime(), `Echo of ${when.toISOString()}`);
+            } else {
+                assert.equal(back, when.toISOString());
+            }
+        }
+    } finally {
+        await stopAll(conn);
+    }
+});
 
 test("welcome push arrives on connect with the backend's connection id", async () => {
     const { conn, backendId } = await connectChat();

@@ -2,7 +2,7 @@
 // legacy-shaped messages that carry per-run values, a client talks to it through the recorder,
 // and the test checks that every byte passed unchanged and that the file has the documented
 // shape with placeholders where the per-run values were (docs/FIXTURES.md).
-import { test } from "node:test";
+import { test } from "../../../lib/test.mjs";
 import assert from "node:assert/strict";
 import { once } from "node:events";
 import fs from "node:fs";

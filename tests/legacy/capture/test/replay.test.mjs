@@ -2,7 +2,7 @@
 // hand-written fixture (docs/FIXTURES.md) against a small fake legacy server on 127.0.0.1 that
 // batches differently, sends keep-alives, or misbehaves in one way at a time. A misbehaviour must
 // fail the replay, the rest must pass.
-import { test } from "node:test";
+import { test } from "../../../lib/test.mjs";
 import assert from "node:assert/strict";
 import http from "node:http";
 import { WebSocketServer } from "ws";
