@@ -59,14 +59,37 @@ export function buildConnection(path, options = {}) {
     if (options.accessTokenFactory) {
         httpOptions.accessTokenFactory = options.accessTokenFactory;
     }
+    if (options.headers) {
+        httpOptions.headers = options.headers;
+    }
     const builder = new signalR.HubConnectionBuilder()
         .withUrl(hubUrl(path), httpOptions)
         .configureLogging(LOG_LEVEL);
     if (PROTOCOL === "messagepack") {
         builder.withHubProtocol(new MessagePackHubProtocol());
     }
-    return builder.build();
+    const conn = builder.build();
+    // An onclose with an error fails the test (afterEach below) unless the test expects it.
+    conn.onclose((error) => {
+        if (error && !expectingCloseError.has(conn)) unexpectedCloseErrors.push(`${path}: ${error.message}`);
+    });
+    return conn;
 }
+
+const expectingCloseError = new WeakSet();
+const unexpectedCloseErrors = [];
+
+// The test expects `conn` to close with an error (the server or a relay ends it on purpose).
+export function expectCloseError(conn) {
+    expectingCloseError.add(conn);
+}
+
+afterEach(() => {
+    const errors = unexpectedCloseErrors.splice(0);
+    if (errors.length > 0) {
+        throw new Error(`connections closed with errors the test did not expect: ${errors.join(" | ")}`);
+    }
+});
 
 // Starts a /chat connection and returns it with the backend's connection id, taken from the
 // "welcome" push that ChatHub.OnConnectedAsync sends first.

@@ -18,11 +18,11 @@ function causeOf(text, prefix) {
 let negotiateCause = null;
 
 async function sessionsBackTo(value) {
-    await pollUntil(() => metrics(), (m) => m.sessions_active === value, `sessions_active back to ${value}`, 5000);
+    await pollUntil(() => metrics(), (m) => m.sessions_active === value, `sessions_active back to ${value}`, 10000);
 }
 
 test("negotiate answers 503 with a text naming the hub and the failure", async () => {
-    const before = await metrics();
+    const before = await settledMetrics();
     const res = await negotiate(RELAY_URL, "dead");
     assert.equal(res.status, 503, res.body);
     assert.match(res.headers["content-type"], /^text\/plain/);
@@ -34,7 +34,7 @@ test("negotiate answers 503 with a text naming the hub and the failure", async (
 });
 
 test("skip-negotiation WebSocket gets a handshake error naming the failure, then the socket closes", async () => {
-    const before = await metrics();
+    const before = await settledMetrics();
     const client = await RawClient.connect(wsUrl(RELAY_URL, "dead"));
     try {
         // The backend connection fails at once, but a server never speaks before the client's
@@ -58,7 +58,7 @@ test("skip-negotiation WebSocket gets a handshake error naming the failure, then
 });
 
 test("stock client with skipNegotiation: start() rejects with the relay's text", async () => {
-    const before = await metrics();
+    const before = await settledMetrics();
     const conn = stockConnection(`${RELAY_URL}/dead`, { skipNegotiation: true });
     const failure = await withTimeout(conn.start().then(() => null, (e) => e), TIMEOUT_MS, "start() to fail");
     assert.ok(failure instanceof Error, "start() must fail");

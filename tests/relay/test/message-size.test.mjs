@@ -37,7 +37,7 @@ test("the backend itself, for a message over its limit: Close with allowReconnec
 
 for (const protocol of ["json", "messagepack"]) {
     test(`${protocol}: a message over --max-message-size closes that client with an error; others go on`, async () => {
-        const before = await metrics();
+        const before = await settledMetrics();
         const bystander = (await connectRaw({ protocol: "json" })).client;
         const { client, connectionId } = await connectRaw({ protocol });
         try {
@@ -88,7 +88,7 @@ test("an oversized first message (no handshake yet): 'Handshake was canceled.'",
 });
 
 test("a backend message over --max-message-size: that client gets a Close, the backend session ends, others go on", async () => {
-    const before = await metrics();
+    const before = await settledMetrics();
     const bystander = (await connectRaw()).client;
     const { client, connectionId } = await connectRaw();
     try {
