@@ -41,7 +41,79 @@ public sealed class Scenarios
         ("Stop(): prompt, and the backend runs OnDisconnectedAsync without error", StopDisconnects),
         ("reconnect: after a cut connection nothing broadcast meanwhile is lost or doubled", Reconnect),
         ("fixture session: Echo of several types, HubException, broadcast, Counter progress, Stop", FixtureSession),
+        ("SecureHub: the test token in an Authorization header", SecureHeader),
+        ("SecureHub: the test token in the query string", SecureQuery),
+        ("SecureHub: a bad token or none, Start fails", SecureRefused),
+        ("a cookie the client sends reaches the backend", CookieReachesBackend),
     };
+
+    private static readonly IReadOnlyDictionary<string, string[]> SecureEvents = new Dictionary<string, string[]>
+    {
+        ["SecureHub"] = Array.Empty<string>(),
+    };
+
+    // The user the backend authenticated from the token, and where the token travelled.
+    private static async Task<JObject> SecureWhoAmI(LegacyClient c)
+    {
+        var who = await c.Invoke<JObject>("SecureHub", "WhoAmI");
+        Check.Equal("secure", who.Value<string>("hub"), "WhoAmI.hub");
+        Check.Equal("good-user", who.Value<string>("user"), "WhoAmI.user (the token was accepted)");
+        Check.SameJson(JToken.Parse("[1,\"a\"]"), await c.Invoke<JToken>("SecureHub", "Echo", (object)new object[] { 1, "a" }), "Echo on SecureHub");
+        return who;
+    }
+
+    private async Task SecureHeader()
+    {
+        await using var c = await LegacyClient.Connect(_url, SecureEvents,
+            configure: x => x.Connection.Headers.Add("Authorization", "Bearer good-token"));
+        var who = await SecureWhoAmI(c);
+        Check.Equal("Bearer good-token", who.Value<string>("authorization"), "Authorization header seen by the hub");
+    }
+
+    private async Task SecureQuery()
+    {
+        await using var c = await LegacyClient.Connect(_url, SecureEvents,
+            query: new Dictionary<string, string> { ["access_token"] = "good-token" });
+        var who = await SecureWhoAmI(c);
+        Check.Equal("good-token", who.Value<string>("accessToken"), "access_token query seen by the hub");
+    }
+
+    private async Task SecureRefused()
+    {
+        foreach (var token in new[] { "bad-token", null })
+        {
+            var c = new LegacyClient(_url, SecureEvents,
+                token is null ? null : new Dictionary<string, string> { ["access_token"] = token }) { ExpectErrors = true };
+            try
+            {
+                var e = await Check.ThrowsAny(() => c.Connection.Start().WaitAsync(LegacyClient.Timeout),
+                    $"Start with token {token ?? "(none)"}");
+                Check.True(e is not TimeoutException, $"Start with token {token ?? "(none)"} timed out instead of failing: {Check.Describe(e)}");
+                Check.Equal(ConnectionState.Disconnected, c.Connection.State, "state after the refused start");
+            }
+            finally
+            {
+                await c.DisposeAsync();
+            }
+        }
+    }
+
+    private async Task CookieReachesBackend()
+    {
+        string session = Unique("c");
+        await using var c = await LegacyClient.Connect(_url, configure: x =>
+        {
+            x.Connection.CookieContainer = new System.Net.CookieContainer();
+            x.Connection.CookieContainer.Add(new Uri(_url), new System.Net.Cookie("session", session));
+        });
+        // The real server's hub has no RequestDetails (tests/legacy-ref/src/Hubs.cs): through the
+        // relay, the backend must see what the client sent.
+        if (!Reference)
+        {
+            var details = await c.Invoke<JObject>("ChatHub", "RequestDetails");
+            Check.Equal($"session={session}", details.Value<string>("cookie"), "Cookie header seen by the backend");
+        }
+    }
 
     private static string Unique(string prefix) =>
         $"{prefix}-{Environment.ProcessId}-{DateTime.UtcNow.Ticks}-{Random.Shared.Next(1 << 30):x}";

@@ -185,28 +185,24 @@ export class Browser {
 
 // One test page; every method is one page step with a Node-side timeout.
 export class LegacyPage {
-    constructor(context, page, console, versions) {
+    constructor(context, page, console, versions, aborts) {
+        this.aborts = aborts;
         this.context = context;
         this.page = page;
         this.console = console;
         this.versions = versions;
     }
 
-    async step(what, fn, ...args) {
-        let timer;
-        const timeout = new Promise((_, reject) => {
-            timer = setTimeout(() => reject(new Error(`page step '${what}' did not finish within ${STEP_TIMEOUT_MS} ms`)),
-                STEP_TIMEOUT_MS);
-        });
-        try {
-            return await Promise.race([this.page.evaluate(fn, args), timeout]);
-        } finally {
-            clearTimeout(timer);
-        }
+    step(what, fn, ...args) {
+        return withTimeout(this.page.evaluate(fn, args), STEP_TIMEOUT_MS, `page step '${what}'`);
     }
 
-    create(name, hubs) {
-        return this.step(`create ${name}`, ([n, h]) => window.legacy.create(n, h), name, hubs);
+    create(name, hubs, options = {}) {
+        return this.step(`create ${name}`, ([n, h, o]) => window.legacy.create(n, h, o), name, hubs, options);
+    }
+
+    setCookie(text) {
+        return this.step(`set cookie ${text}`, ([t]) => window.legacy.setCookie(t), text);
     }
 
     start(name) {

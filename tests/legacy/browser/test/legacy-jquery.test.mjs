@@ -321,6 +321,36 @@ scenario("reconnect: a dropped socket comes back and nothing broadcast meanwhile
     assert.deepStrictEqual(await disconnectInfo(page, "b", backendId), { disconnected: false, hub: null, error: null });
 });
 
+// Legacy pages pass an access token in the query string (connection.qs): the relay carries it to
+// the backend hub, whose [Authorize] accepts only the test token.
+scenario("SecureHub: the test token in the query string (connection.qs)", async (page) => {
+    await page.create("s", { secureHub: ["noop"] }, { qs: { access_token: "good-token" } });
+    await startOk(page, "s");
+    const who = await value(page, "s", "secureHub", "WhoAmI");
+    assert.equal(who.hub, "secure");
+    assert.equal(who.user, "good-user", `the token was not accepted: ${JSON.stringify(who)}`);
+    assert.equal(who.accessToken, "good-token");
+    assert.deepStrictEqual(await value(page, "s", "secureHub", "Echo", [1, "a"]), [1, "a"]);
+});
+
+scenario("SecureHub: a bad token or none, start fails", async (page) => {
+    for (const [name, options] of [["bad", { qs: { access_token: "bad-token" } }], ["none", {}]]) {
+        await page.create(name, { secureHub: ["noop"] }, options);
+        const state = await page.start(name);
+        assert.ok(state.failed, `start with ${name} token succeeded: ${JSON.stringify(state)}`);
+        assert.notEqual(state.state, "connected");
+    }
+}, { expectErrors: true });
+
+scenario("a cookie the page sets reaches the backend with the client's requests", async (page) => {
+    const session = unique("c");
+    await page.setCookie(`session=${session}`);
+    const { backendId } = await connectChat(page, "a");
+    assert.equal((await value(page, "a", "chatHub", "WhoAmI")).connectionId, backendId);
+    const { cookie } = await value(page, "a", "chatHub", "RequestDetails");
+    assert.ok((cookie ?? "").split("; ").includes(`session=${session}`), `the backend saw Cookie ${JSON.stringify(cookie)}`);
+});
+
 // One connection's whole life in one scenario, with small payloads only: what
 // scripts/capture-legacy-fixtures.sh records as fixtures/legacy/jquery-*-session.jsonl (selected by
 // the name prefix "fixture session"). Expected values: the backend's hub code and spec §6.2/§6.3.
