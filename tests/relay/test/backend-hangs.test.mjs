@@ -58,7 +58,7 @@ test("negotiate abandoned by its client, answered late by the backend: nothing i
     const busy = await cpuShareOver(1000);
     assert.ok(busy < 0.5, `the relay used ${Math.round(busy * 100)} % of a CPU while the abandoned negotiate waited`);
     backendRequest.socket.write(NEGOTIATE_ANSWER); // the backend answers late
-    await pollUntil(() => backendRequest.closedAt, (t) => t !== null, "the relay to close its backend request", 5000);
+    await pollUntil(() => backendRequest.closedAt, (t) => t !== null, "the relay to close its backend request", 10000);
     await pollUntil(() => metrics(), (m) => m.negotiations_pending === start.negotiations_pending &&
         m.timers_armed === start.timers_armed, "no negotiation or timer left", NEGOTIATE_TIMEOUT_MS + TIMEOUT_MS);
     const m = await metrics();
@@ -87,7 +87,7 @@ for (const phase of ["negotiating", "linking"]) {
         assert.equal(pending.closedAt, null, "the relay gave up on the backend by itself");
         assert.deepStrictEqual(client.frames, [], "no answer can have come yet");
         client.terminate();
-        await pollUntil(() => pending.closedAt, (t) => t !== null, "the relay to close its backend connection", 5000);
+        await pollUntil(() => pending.closedAt, (t) => t !== null, "the relay to close its backend connection", 10000);
         await pollUntil(() => metrics(),
             (m) => m.sessions_active === start.sessions_active && m.backend_links_active === start.backend_links_active,
             "sessions and backend links back to their earlier values", 10000);
@@ -124,5 +124,5 @@ test("legacy start abandoned while its backend link negotiates: no busy loop, no
     await pollUntil(() => metrics(), (m) => m.legacy_sessions_active === start.legacy_sessions_active,
         // DisconnectTimeout + the original's 5 s transport threshold, and room for a loaded machine.
         "the legacy session gone", Number(process.env.RELAY_LEGACY_DISCONNECT_S) * 1000 + 5000 + TIMEOUT_MS);
-    await pollUntil(() => backendRequest.closedAt, (t) => t !== null, "the relay to close its backend request", 5000);
+    await pollUntil(() => backendRequest.closedAt, (t) => t !== null, "the relay to close its backend request", 10000);
 });

@@ -46,7 +46,7 @@ test("skip-negotiation WebSocket gets a handshake error naming the failure, then
         const cause = causeOf(answer.error, "The relay could not connect to the backend hub 'dead': ");
         if (negotiateCause !== null) assert.equal(cause, negotiateCause, "same failure, same cause");
         assert.equal(Object.keys(answer).filter((k) => k !== "type").join(), "error", "only an error member");
-        const closed = await client.waitClosed(5000);
+        const closed = await client.waitClosed(10000);
         assert.equal(closed.code, 1000);
         assert.equal(client.records.length, 0, `nothing after the handshake error: ${JSON.stringify(client.records)}`);
     } finally {

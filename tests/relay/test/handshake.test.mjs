@@ -14,7 +14,7 @@ async function answerTo(base, frames) {
     try {
         for (const f of frames) client.sendText(f);
         const answer = await client.next((r) => r.type === "handshake", 5000, "the handshake answer");
-        const closed = answer.error !== undefined ? await client.waitClosed(5000) : null;
+        const closed = answer.error !== undefined ? await client.waitClosed(10000) : null;
         return { answer: { ...answer }, closed, client };
     } finally {
         client.close();
@@ -48,12 +48,13 @@ test(`no handshake within --handshake-timeout: "Handshake was canceled.", then t
         try {
             const openedAt = Date.now();
             if (partial) client.sendText(partial);
-            const answer = await client.next((r) => r.type === "handshake", HANDSHAKE_TIMEOUT_MS + 3000, "the answer");
+            const answer = await client.next((r) => r.type === "handshake", HANDSHAKE_TIMEOUT_MS + 10000, "the answer");
             const waited = answer.at - openedAt;
             assert.deepStrictEqual({ ...answer }, { type: "handshake", error: "Handshake was canceled." });
-            assert.ok(waited >= HANDSHAKE_TIMEOUT_MS - 100 && waited <= HANDSHAKE_TIMEOUT_MS + 800,
+            // Never early; late by at most what a loaded two-core machine costs (not 0.8 s).
+            assert.ok(waited >= HANDSHAKE_TIMEOUT_MS - 100 && waited <= HANDSHAKE_TIMEOUT_MS + 2000,
                 `answered after ${waited} ms (timeout ${HANDSHAKE_TIMEOUT_MS} ms, partial ${!!partial})`);
-            const closed = await client.waitClosed(3000);
+            const closed = await client.waitClosed(10000);
             assert.equal(closed.code, 1000);
         } finally {
             client.close();
@@ -108,7 +109,7 @@ test("handshake refusals racing the backend link: every link is released", async
     for (const client of clients) {
         const answer = await client.next((r) => r.type === "handshake", 5000, "the handshake answer");
         assert.equal(answer.error, "An unexpected error occurred during connection handshake.");
-        await client.waitClosed(5000);
+        await client.waitClosed(10000);
     }
     await pollUntil(() => metrics(),
         (m) => m.sessions_active === before.sessions_active && m.backend_links_active === before.backend_links_active,

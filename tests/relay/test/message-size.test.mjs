@@ -46,7 +46,7 @@ for (const protocol of ["json", "messagepack"]) {
             assert.match(close.error, /maximum message size/);
             assert.equal(close.allowReconnect, true, "as the backend does for its own limit");
             assert.equal(closed.code, 1000);
-            const info = await disconnectSeenByBackend(connectionId, 5000);
+            const info = await disconnectSeenByBackend(connectionId, 10000);
             assert.equal(info.hub, "chat");
             const after = await metrics();
             assert.equal(after.protocol_errors_total, before.protocol_errors_total + 1);
@@ -81,7 +81,7 @@ test("an oversized first message (no handshake yet): 'Handshake was canceled.'",
         client.sendText("z".repeat(MAX_MESSAGE_BYTES + 1024));
         const answer = await client.next((r) => r.type === "handshake", 5000, "the handshake answer");
         assert.deepStrictEqual({ ...answer }, { type: "handshake", error: "Handshake was canceled." });
-        assert.equal((await client.waitClosed(5000)).code, 1000);
+        assert.equal((await client.waitClosed(10000)).code, 1000);
     } finally {
         client.close();
     }
@@ -96,10 +96,10 @@ test("a backend message over --max-message-size: that client gets a Close, the b
         const close = await client.next((r) => r.type === 7, 10000, "a Close record");
         assert.ok(close.error.startsWith("Connection closed with an error."), close.error);
         assert.equal(close.allowReconnect, true);
-        assert.equal((await client.waitClosed(5000)).code, 1000);
+        assert.equal((await client.waitClosed(10000)).code, 1000);
         assert.deepStrictEqual(client.records.filter((r) => r.type === 3 && r.invocationId === id), [],
             "no (truncated) completion reached the client");
-        const info = await disconnectSeenByBackend(connectionId, 5000);
+        const info = await disconnectSeenByBackend(connectionId, 10000);
         assert.equal(info.hub, "chat");
         assert.equal(await bystander.invoke("Repeat", ["ab", 1000]), "ab".repeat(1000));
         const after = await metrics();

@@ -86,7 +86,7 @@ test("SIGTERM with sessions in every state: clients closed, backend sessions end
     }
     console.log(`# paused client: ${pausedDone.length} of 16 completions, ${pausedCloses.length ? "then the Close" : "no Close (drain window over)"}`);
     for (const { connectionId } of [...stock, reconnecting, idle, skip, paused]) {
-        const info = await disconnectSeenByBackend(connectionId, 5000);
+        const info = await disconnectSeenByBackend(connectionId, 10000);
         assert.equal(info.hub, "chat");
     }
     await stopAll(...stock.map((s) => s.conn), reconnecting.conn);
