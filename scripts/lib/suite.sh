@@ -13,6 +13,9 @@
 # Both set SUITE_PASSED, SUITE_FAILED and SUITE_STATUS (the exit status, 124 after the outer
 # timeout). A run that crashed, timed out or ran nothing counts as (at least) one failure.
 #
+#   suite_npm_ci DIR                         npm ci in DIR when its node_modules is missing or older
+#                                            than its package-lock.json (bounded)
+#   suite_dotnet_build DIR                   dotnet build -c Release, quiet unless it fails (bounded)
 #   suite_record NAME PASSED FAILED STATUS   adds one line to SUITE_SUMMARY and the counts to
 #                                            SUITE_TOTAL_PASSED / SUITE_TOTAL_FAILED
 #   suite_summary                            prints SUITE_SUMMARY
@@ -83,6 +86,23 @@ suite_dotnet() {
         failed="${failed%% failed}"
     fi
     suite_counts "$status" "$passed" "$failed"
+}
+
+suite_npm_ci() {
+    local dir=$1
+    if [ ! -f "$dir/node_modules/.package-lock.json" ] || [ "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]; then
+        echo "== npm ci ($dir)"
+        (cd "$dir" && timeout 600 npm ci --no-audit --no-fund --loglevel=error) || return 1
+    fi
+}
+
+suite_dotnet_build() {
+    local dir=$1 out
+    echo "== dotnet build ($dir)"
+    if ! out="$(DOTNET_NOLOGO=1 DOTNET_CLI_TELEMETRY_OPTOUT=1 timeout 600 dotnet build "$dir" -c Release --nologo -v quiet 2>&1)"; then
+        printf '%s\n' "$out"
+        return 1
+    fi
 }
 
 suite_record() { # NAME PASSED FAILED STATUS

@@ -32,21 +32,8 @@ source "$here/../../scripts/lib/suite.sh"
 
 export DOTNET_NOLOGO=1 DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_SKIP_FIRST_TIME_EXPERIENCE=1
 
-prepare_js() {
-    if [ ! -d "$here/js/node_modules/@microsoft/signalr" ]; then
-        echo "== npm ci (tests/interop/js)"
-        (cd "$here/js" && timeout 600 npm ci --no-audit --no-fund --loglevel=error) || return 1
-    fi
-}
-
-prepare_dotnet() {
-    echo "== dotnet build (tests/interop/dotnet)"
-    local out
-    if ! out="$(timeout 600 dotnet build "$here/dotnet" -c Release --nologo -v quiet 2>&1)"; then
-        printf '%s\n' "$out"
-        return 1
-    fi
-}
+prepare_js() { suite_npm_ci "$here/js"; }
+prepare_dotnet() { suite_dotnet_build "$here/dotnet"; }
 
 run_js() {
     local name="${label}js/$1/$2"

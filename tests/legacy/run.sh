@@ -43,21 +43,10 @@ prepare_browser() {
             return 1
         }
     fi
-    local dir="$here/browser"
-    if [ ! -f "$dir/node_modules/.package-lock.json" ] || [ "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]; then
-        echo "== npm ci (tests/legacy/browser)"
-        (cd "$dir" && timeout 600 npm ci --no-audit --no-fund --loglevel=error) || return 1
-    fi
+    suite_npm_ci "$here/browser"
 }
 
-prepare_dotnet() {
-    echo "== dotnet build (tests/legacy/dotnet)"
-    local out
-    if ! out="$(timeout 600 dotnet build "$here/dotnet" -c Release --nologo -v quiet 2>&1)"; then
-        printf '%s\n' "$out"
-        return 1
-    fi
-}
+prepare_dotnet() { suite_dotnet_build "$here/dotnet"; }
 
 run_browser() {
     echo "== ${label}legacy/browser (jQuery SignalR 2.4.3, Chromium, page ${SIGNALR_LEGACY_PAGE:-same-origin})"

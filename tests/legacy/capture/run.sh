@@ -13,10 +13,8 @@ if [ -z "${SIGNALR_LEGACY_URL:-}" ]; then
     echo "set SIGNALR_LEGACY_URL to the legacy endpoint, e.g. http://127.0.0.1:8080/signalr" >&2
     exit 2
 fi
-if [ ! -f "$here/node_modules/.package-lock.json" ] || [ "$here/package-lock.json" -nt "$here/node_modules/.package-lock.json" ]; then
-    (cd "$here" && timeout 600 npm ci --no-audit --no-fund --loglevel=error) || { echo "replay: 0 passed, 1 failed (npm ci)"; exit 1; }
-fi
 source "$here/../../../scripts/lib/suite.sh"
+suite_npm_ci "$here" || { echo "replay: 0 passed, 1 failed (npm ci)"; exit 1; }
 tap="$(mktemp "${TMPDIR:-/tmp}/signalr-replay.XXXXXX.tap")"
 started=$SECONDS
 suite_node "$here" "$tap" 60 "${SIGNALR_REPLAY_TIMEOUT:-300}" test/
