@@ -13,6 +13,9 @@
 #                backend-hangs test listens on and never answers)
 #   relay "plain"  default flags (no CORS), for the no-CORS checks and the 500-connection test
 #   relay "doomed" default flags; the shutdown test sends it SIGTERM under live sessions
+# Some tests start relays (and a backend) of their own through tests/lib/process.mjs, from the same
+# RELAY_BIN: relay-flags (--path-prefix, --token-secret, --backend-source-addresses, a restart) and
+# backend-returns; each must exit 0 with a clean sanitizer log too.
 # All three relays run from the ASan/UBSan build (built here if missing): a relay that exits
 # non-zero on SIGTERM or leaves a sanitizer report in its log counts as a failed test.
 # Prints `N passed, N failed` last; exit status 0 only when nothing failed.
