@@ -1,38 +1,108 @@
 #!/usr/bin/env bash
 # interop.sh - real SignalR clients against the ASP.NET Core backend in tests/backend:
 #  1. the stock Core clients (JS and .NET, JSON and MessagePack) straight to the backend,
-#  2. the same suites through signalr-relay (a difference between 1 and 2 is a relay bug),
+#  2. the same suites through signalr-relay (and the .NET client once more in front of a second
+#     backend that it kills: the .NET client when its backend dies), once through the release build (the binary users run)
+#     and once through the ASan/UBSan build (a leak or memory error under real traffic fails the
+#     run); a difference between 1 and 2 is a relay bug,
 #  3. the stock legacy clients (jQuery 2.4.3 in headless Chromium, .NET 2.4.2) through the relay's
-#     /signalr endpoint, translated to the same backend hubs.
-#  4. the captured sessions of those clients (fixtures/legacy) replayed against the same relay, the
+#     /signalr endpoint, translated to the same backend hubs: through the ASan build with the page
+#     on the relay's origin, and the jQuery suite again through the release build with the page
+#     on another origin (SIGNALR_LEGACY_PAGE=cross-origin: CORS with credentials, form posts),
+#  4. the captured sessions of those clients (fixtures/legacy) replayed against the ASan relay, the
 #     server's side compared with the recording (tests/legacy/capture/replay.mjs).
-# The relay runs from the ASan/UBSan build when there is one, so a leak or memory error found under
-# real traffic fails the run too.
+# Builds a missing relay build first (build/release, build/asan). Every suite run is bounded in
+# time (scripts/lib/suite.sh). RELAY_BUILDS="release" (or "asan") runs the relayed suites
+# through one build only, for quick local loops; CI runs both.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+root=$(pwd)
 source scripts/lib/backend.sh
 source scripts/lib/relay.sh
 
 status=0
-cleanup() { relay_stop || status=1; backend_stop; }
+started=$SECONDS
+timings=()
+cleanup() { relay_stop || status=1; doomed_stop; backend_stop; }
+
+# A second backend for the .NET scenario that kills its backend process (one per Core run).
+DOOMED_PID= DOOMED_URL=
+doomed_start() {
+    local pid=$BACKEND_PID url=$BACKEND_URL port=$BACKEND_PORT log=$BACKEND_LOG
+    BACKEND_PID=
+    backend_start >/dev/null || return 1
+    DOOMED_PID=$BACKEND_PID DOOMED_URL=$BACKEND_URL
+    BACKEND_PID=$pid BACKEND_URL=$url BACKEND_PORT=$port BACKEND_LOG=$log
+    export BACKEND_PID BACKEND_URL BACKEND_PORT BACKEND_LOG
+}
+doomed_stop() {
+    [ -n "$DOOMED_PID" ] || return 0
+    local pid=$BACKEND_PID
+    BACKEND_PID=$DOOMED_PID
+    backend_stop
+    BACKEND_PID=$pid DOOMED_PID=
+}
 trap cleanup EXIT
+
+build_relay() { # NAME CMAKE-FLAGS...
+    local name=$1
+    shift
+    [ -x "$root/build/$name/signalr-relay" ] && return 0
+    echo "== building the $name relay (build/$name)"
+    timeout 1200 nice cmake -S "$root" -B "$root/build/$name" "$@" >/dev/null &&
+        timeout 1200 nice cmake --build "$root/build/$name" -j2 --target signalr-relay >/dev/null
+}
+
+# step NAME COMMAND...: runs one suite set, notes its time, and any failure in $status.
+step() {
+    local name=$1 t0=$SECONDS
+    shift
+    "$@" || status=1
+    timings+=("$(printf '%4d s  %s' $((SECONDS - t0)) "$name")")
+}
 
 backend_build || exit 1
 backend_start || exit 1
+# The cross-origin page is served from this port; the relays allow its origin.
+PAGE_PORT="$(backend_free_port)"
 
 echo "=== Core clients straight to the backend ($BACKEND_URL)"
-SIGNALR_URL=$BACKEND_URL SIGNALR_DIRECT=1 tests/interop/run.sh || status=1
+doomed_start || exit 1
+step "Core clients, direct" env SIGNALR_URL=$BACKEND_URL SIGNALR_DIRECT=1 \
+    SIGNALR_DOOMED_PATH=$DOOMED_URL/chat SIGNALR_DOOMED_PID=$DOOMED_PID tests/interop/run.sh
+doomed_stop
 
-relay_start || exit 1
-echo "=== Core clients through the relay ($RELAY_URL)"
-SIGNALR_URL=$RELAY_URL SIGNALR_EXPECT_TRANSPORTS=WebSockets SIGNALR_EXPECT_FORWARDED_FOR=127.0.0.1 \
-    tests/interop/run.sh || status=1
+for build in ${RELAY_BUILDS:-release asan}; do
+    case "$build" in
+        release) build_relay release -DCMAKE_BUILD_TYPE=RelWithDebInfo || { echo "release build failed"; exit 1; } ;;
+        asan) build_relay asan -DCMAKE_BUILD_TYPE=Debug -DSR_SANITIZE=ON || { echo "ASan build failed"; exit 1; } ;;
+        *) echo "unknown build '$build' (release, asan)" >&2; exit 2 ;;
+    esac
+    RELAY_BIN="$root/build/$build/signalr-relay"
+    doomed_start || exit 1
+    relay_start --cors-origin "http://127.0.0.1:$PAGE_PORT" --hub "doomed=$DOOMED_URL/chat" || exit 1
 
-echo "=== legacy clients through the relay ($RELAY_URL/signalr)"
-SIGNALR_LEGACY_URL=$RELAY_URL/signalr tests/legacy/run.sh || status=1
+    echo "=== Core clients through the $build relay ($RELAY_URL)"
+    step "Core clients, $build relay" env SIGNALR_URL=$RELAY_URL SIGNALR_LABEL=$build SIGNALR_EXPECT_TRANSPORTS=WebSockets \
+        SIGNALR_EXPECT_FORWARDED_FOR=127.0.0.1 SIGNALR_DOOMED_PATH=/doomed SIGNALR_DOOMED_PID=$DOOMED_PID tests/interop/run.sh
+    doomed_stop
 
-echo "=== captured legacy sessions (fixtures/legacy) replayed through the same relay"
-SIGNALR_LEGACY_URL=$RELAY_URL/signalr tests/legacy/capture/run.sh || status=1
+    if [ "$build" = asan ]; then
+        echo "=== legacy clients through the $build relay ($RELAY_URL/signalr), page on the relay's origin"
+        step "legacy clients, $build relay" env SIGNALR_LEGACY_URL=$RELAY_URL/signalr SIGNALR_LABEL=$build tests/legacy/run.sh
+        echo "=== captured legacy sessions (fixtures/legacy) replayed through the $build relay"
+        step "legacy replay, $build relay" env SIGNALR_LEGACY_URL=$RELAY_URL/signalr tests/legacy/capture/run.sh
+    else
+        echo "=== jQuery client through the $build relay ($RELAY_URL/signalr), page on another origin"
+        step "legacy jQuery cross-origin, $build relay" env SIGNALR_LEGACY_URL=$RELAY_URL/signalr SIGNALR_LABEL=$build \
+            SIGNALR_LEGACY_SUITES=browser SIGNALR_LEGACY_PAGE=cross-origin SIGNALR_LEGACY_PAGE_PORT=$PAGE_PORT tests/legacy/run.sh
+    fi
 
-relay_stop || { echo "the relay did not shut down cleanly"; status=1; }
+    relay_stop || { echo "the $build relay did not shut down cleanly"; status=1; }
+    RELAY_BIN=
+done
+
+echo
+echo "== interop.sh: $((SECONDS - started)) s"
+printf '%s\n' "${timings[@]}"
 exit $status

@@ -13,15 +13,20 @@
 #                backend-hangs test listens on and never answers)
 #   relay "plain"  default flags (no CORS), for the no-CORS checks and the 500-connection test
 #   relay "doomed" default flags; the shutdown test sends it SIGTERM under live sessions
+# Some tests start relays (and a backend) of their own through tests/lib/process.mjs, from the same
+# RELAY_BIN: relay-flags (--path-prefix, --token-secret, --backend-source-addresses, a restart) and
+# backend-returns; each must exit 0 with a clean sanitizer log too.
 # All three relays run from the ASan/UBSan build (built here if missing): a relay that exits
 # non-zero on SIGTERM or leaves a sanitizer report in its log counts as a failed test.
 # Prints `N passed, N failed` last; exit status 0 only when nothing failed.
 # RELAY_TESTS="test/keepalive.test.mjs ..." runs only those files (paths under tests/relay).
+# Time bounds: each test 120 s (tests/lib/test.mjs), the node run RELAY_TESTS_TIMEOUT (600 s).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 source scripts/lib/backend.sh
 source scripts/lib/relay.sh
+source scripts/lib/suite.sh
 
 # The tuned relay's flags; the tests read the same values from the environment.
 KEEPALIVE_S=1
@@ -138,16 +143,9 @@ tap="$log_dir/relay-tests.tap"
     RELAY_HANDSHAKE_TIMEOUT_S=$HANDSHAKE_TIMEOUT_S RELAY_NEGOTIATE_TIMEOUT_S=$NEGOTIATE_TIMEOUT_S \
     RELAY_MAX_MESSAGE=$MAX_MESSAGE RELAY_MAX_BUFFERED=$MAX_BUFFERED RELAY_CORS_ORIGIN=$CORS_ORIGIN \
     RELAY_LEGACY_KEEPALIVE_S=$LEGACY_KEEPALIVE_S RELAY_LEGACY_DISCONNECT_S=$LEGACY_DISCONNECT_S \
-    node --test --test-concurrency=1 \
-        --test-reporter=spec --test-reporter-destination=stdout \
-        --test-reporter=tap --test-reporter-destination="$tap" ${RELAY_TESTS:-test/})
-node_status=$?
-node_passed="$(sed -n 's/^# pass \([0-9]*\)$/\1/p' "$tap" 2>/dev/null | tail -n 1)"
-node_failed="$(sed -n 's/^# fail \([0-9]*\)$/\1/p' "$tap" 2>/dev/null | tail -n 1)"
-node_passed=${node_passed:-0} node_failed=${node_failed:-0}
-# A runner that crashed or ran nothing counts as a failure, whatever it printed.
-if [ "$node_status" -ne 0 ] && [ "$node_failed" -eq 0 ]; then node_failed=1; fi
-if [ "$node_passed" -eq 0 ] && [ "$node_failed" -eq 0 ]; then node_failed=1; fi
+    suite_node . "$tap" 120 "${RELAY_TESTS_TIMEOUT:-600}" --test-concurrency=1 ${RELAY_TESTS:-test/}
+    echo "$SUITE_PASSED $SUITE_FAILED" >"$log_dir/counts")
+read -r node_passed node_failed <"$log_dir/counts" 2>/dev/null || { node_passed=0; node_failed=1; }
 passed=$((passed + node_passed)) failed=$((failed + node_failed))
 # Backend A must outlive the suite (only backend B is killed on purpose): if it died, every failure
 # after that is its death, not the relay's doing. Its exit status tells how: 0 after a SIGTERM or

@@ -6,7 +6,8 @@
 #   2. unit      ASan+UBSan build, ctest (unit tests, corpus replays of every fuzz target)
 #   3. fuzz      clang/libFuzzer build, each fuzz target for FUZZ_SECONDS (default 15) from fixtures/fuzz/
 #   4. interop   release build; real SignalR clients straight to the ASP.NET Core backend in
-#                tests/backend, then the same suites through the relay (scripts/interop.sh); then
+#                tests/backend, then the same suites through the release and the ASan relay
+#                (scripts/interop.sh); then
 #                the relay's own behaviour: timeouts, backend loss, limits, flow control, CORS,
 #                metrics, many connections, shutdown (scripts/relay-tests.sh, tests/relay); then
 #                the real ASP.NET SignalR 2.4.1 server on Mono answers the legacy reference checks

@@ -12,6 +12,12 @@
 #                       SSE carries text only)
 #   SIGNALR_SUITES      default "js dotnet"
 #   SIGNALR_DIRECT=1    the URL is the backend itself (enables direct-only checks); passed through
+#   SIGNALR_LABEL       a word put in front of every suite name in the summary (e.g. "release")
+#   SIGNALR_DOOMED_PATH, SIGNALR_DOOMED_PID  a chat hub (path under SIGNALR_URL, or a whole URL)
+#                       whose backend process (that pid) the first .NET run kills: the .NET
+#                       client when its backend dies
+# Time bounds: each JS test 60 s and each JS run 300 s; each .NET scenario 60 s (Program.cs) and
+# each .NET run 400 s (a stuck test or scenario fails with its name; a stuck run fails as a whole).
 # Exit status: 0 only if every suite ran and nothing failed.
 set -uo pipefail
 
@@ -20,75 +26,42 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 protocols="${SIGNALR_PROTOCOLS:-json messagepack}"
 transports="${SIGNALR_TRANSPORTS:-${SIGNALR_TRANSPORT:-WebSockets}}"
 suites="${SIGNALR_SUITES:-js dotnet}"
+label="${SIGNALR_LABEL:+$SIGNALR_LABEL }"
 log_dir="$(mktemp -d "${TMPDIR:-/tmp}/signalr-interop.XXXXXX")"
+source "$here/../../scripts/lib/suite.sh"
 
 export DOTNET_NOLOGO=1 DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_SKIP_FIRST_TIME_EXPERIENCE=1
 
-prepare_js() {
-    if [ ! -d "$here/js/node_modules/@microsoft/signalr" ]; then
-        echo "== npm ci (tests/interop/js)"
-        (cd "$here/js" && npm ci --no-audit --no-fund --loglevel=error) || return 1
-    fi
-}
-
-prepare_dotnet() {
-    echo "== dotnet build (tests/interop/dotnet)"
-    local out
-    if ! out="$(dotnet build "$here/dotnet" -c Release --nologo -v quiet 2>&1)"; then
-        printf '%s\n' "$out"
-        return 1
-    fi
-}
-
-total_passed=0
-total_failed=0
-summary=()
-
-# record NAME PASSED FAILED EXIT_STATUS
-record() {
-    local name="$1" passed="$2" failed="$3" status="$4"
-    # A suite that crashed or ran nothing counts as one failure, whatever it printed.
-    if [ "$status" -ne 0 ] && [ "$failed" -eq 0 ]; then failed=1; fi
-    if [ "$passed" -eq 0 ] && [ "$failed" -eq 0 ]; then failed=1; fi
-    total_passed=$((total_passed + passed))
-    total_failed=$((total_failed + failed))
-    summary+=("$(printf '%-8s %-34s %3d passed, %d failed' "$([ "$failed" -eq 0 ] && echo ok || echo FAILED)" "$name" "$passed" "$failed")")
-}
+prepare_js() { suite_npm_ci "$here/js"; }
+prepare_dotnet() { suite_dotnet_build "$here/dotnet"; }
 
 run_js() {
-    local protocol="$1" transport="$2" name="js/$1/$2" tap="$log_dir/js-$1-$2.tap"
+    local name="${label}js/$1/$2"
     echo "== $name"
-    (cd "$here/js" && SIGNALR_PROTOCOL="$protocol" SIGNALR_TRANSPORT="$transport" \
-        node --test --test-reporter=spec --test-reporter-destination=stdout \
-             --test-reporter=tap --test-reporter-destination="$tap" test/)
-    local status=$?
-    local passed failed
-    passed="$(sed -n 's/^# pass \([0-9]*\)$/\1/p' "$tap" 2>/dev/null | tail -n 1)"
-    failed="$(sed -n 's/^# fail \([0-9]*\)$/\1/p' "$tap" 2>/dev/null | tail -n 1)"
-    record "$name" "${passed:-0}" "${failed:-0}" "$status"
+    SIGNALR_PROTOCOL="$1" SIGNALR_TRANSPORT="$2" suite_node "$here/js" "$log_dir/js-$1-$2.tap" 60 300 test/
+    suite_record "$name" "$SUITE_PASSED" "$SUITE_FAILED" "$SUITE_STATUS"
 }
 
+doomed_used=0
 run_dotnet() {
-    local protocol="$1" transport="$2" name="dotnet/$1/$2" out="$log_dir/dotnet-$1-$2.txt"
+    local name="${label}dotnet/$1/$2"
     echo "== $name"
-    SIGNALR_PROTOCOL="$protocol" SIGNALR_TRANSPORT="$transport" \
-        dotnet "$here/dotnet/bin/Release/net10.0/signalr-interop-dotnet.dll" | tee "$out"
-    local status=${PIPESTATUS[0]}
-    local line passed=0 failed=0
-    line="$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$out" | tail -n 1)"
-    if [ -n "$line" ]; then
-        passed="${line%% passed*}"
-        failed="${line#*passed, }"
-        failed="${failed%% failed}"
+    # The backend SIGNALR_DOOMED_PID serves can be killed once: only the first .NET run gets it.
+    local doomed=()
+    if [ -n "${SIGNALR_DOOMED_PATH:-}" ] && [ "$doomed_used" = 1 ]; then
+        doomed=(env -u SIGNALR_DOOMED_PATH -u SIGNALR_DOOMED_PID)
     fi
-    record "$name" "$passed" "$failed" "$status"
+    doomed_used=1
+    SIGNALR_PROTOCOL="$1" SIGNALR_TRANSPORT="$2" suite_dotnet "$log_dir/dotnet-$1-$2.txt" 400 \
+        "${doomed[@]}" dotnet "$here/dotnet/bin/Release/net10.0/signalr-interop-dotnet.dll"
+    suite_record "$name" "$SUITE_PASSED" "$SUITE_FAILED" "$SUITE_STATUS"
 }
 
 started=$SECONDS
 for suite in $suites; do
     case "$suite" in
-        js) prepare_js || record "js (npm ci)" 0 1 1 ;;
-        dotnet) prepare_dotnet || record "dotnet (build)" 0 1 1 ;;
+        js) prepare_js || suite_record "js (npm ci)" 0 1 1 ;;
+        dotnet) prepare_dotnet || suite_record "dotnet (build)" 0 1 1 ;;
         *) echo "unknown suite '$suite'" >&2; exit 2 ;;
     esac
 done
@@ -96,7 +69,7 @@ done
 for transport in $transports; do
     for protocol in $protocols; do
         if [ "$protocol" = messagepack ] && [ "$transport" = ServerSentEvents ]; then
-            summary+=("$(printf '%-8s %-34s (MessagePack cannot use SSE)' skipped "*/$protocol/$transport")")
+            SUITE_SUMMARY+=("$(printf '%-8s %-40s (MessagePack cannot use SSE)' skipped "${label}*/$protocol/$transport")")
             continue
         fi
         for suite in $suites; do
@@ -107,6 +80,6 @@ done
 
 echo
 echo "== interop summary against $SIGNALR_URL ($((SECONDS - started)) s; logs in $log_dir)"
-printf '%s\n' "${summary[@]}"
-echo "interop: $total_passed passed, $total_failed failed"
-[ "$total_failed" -eq 0 ]
+suite_summary
+echo "interop: $SUITE_TOTAL_PASSED passed, $SUITE_TOTAL_FAILED failed"
+[ "$SUITE_TOTAL_FAILED" -eq 0 ]

@@ -12,6 +12,9 @@
 #   SIGNALR_LEGACY_SUITES   default "browser dotnet"
 #   SIGNALR_LEGACY_PAGE     same-origin (default) | cross-origin, see browser/lib/harness.mjs
 #   SIGNALR_LEGACY_ONLY     .NET suite: only scenarios whose name contains this
+#   SIGNALR_LEGACY_SUITE_TIMEOUT  outer bound of each suite run in seconds (default 600); each browser
+#                           test has 120 s, each .NET scenario 90 s, and a stuck one fails by name
+#   SIGNALR_LABEL           a word put in front of every suite name in the summary
 # Installs what it needs: npm ci (browser), dotnet build, and Debian's chromium through apt-get
 # when /usr/bin/chromium is missing. Every run is bounded in time; nothing listening at the URL
 # makes every scenario fail at once with that reason.
@@ -24,8 +27,10 @@ if [ -z "${SIGNALR_LEGACY_URL:-}" ]; then
     exit 2
 fi
 suites="${SIGNALR_LEGACY_SUITES:-browser dotnet}"
-suite_timeout="${SIGNALR_LEGACY_SUITE_TIMEOUT:-900}"
+suite_timeout="${SIGNALR_LEGACY_SUITE_TIMEOUT:-600}"
+label="${SIGNALR_LABEL:+$SIGNALR_LABEL }"
 log_dir="$(mktemp -d "${TMPDIR:-/tmp}/signalr-legacy.XXXXXX")"
+source "$here/../../scripts/lib/suite.sh"
 
 export DOTNET_NOLOGO=1 DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_SKIP_FIRST_TIME_EXPERIENCE=1
 
@@ -38,76 +43,34 @@ prepare_browser() {
             return 1
         }
     fi
-    local dir="$here/browser"
-    if [ ! -f "$dir/node_modules/.package-lock.json" ] || [ "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]; then
-        echo "== npm ci (tests/legacy/browser)"
-        (cd "$dir" && timeout 600 npm ci --no-audit --no-fund --loglevel=error) || return 1
-    fi
+    suite_npm_ci "$here/browser"
 }
 
-prepare_dotnet() {
-    echo "== dotnet build (tests/legacy/dotnet)"
-    local out
-    if ! out="$(timeout 600 dotnet build "$here/dotnet" -c Release --nologo -v quiet 2>&1)"; then
-        printf '%s\n' "$out"
-        return 1
-    fi
-}
-
-total_passed=0
-total_failed=0
-summary=()
-
-# record NAME PASSED FAILED EXIT_STATUS
-record() {
-    local name="$1" passed="$2" failed="$3" status="$4"
-    # A suite that crashed or ran nothing counts as one failure, whatever it printed.
-    if [ "$status" -ne 0 ] && [ "$failed" -eq 0 ]; then failed=1; fi
-    if [ "$passed" -eq 0 ] && [ "$failed" -eq 0 ]; then failed=1; fi
-    total_passed=$((total_passed + passed))
-    total_failed=$((total_failed + failed))
-    summary+=("$(printf '%-8s %-20s %3d passed, %d failed' "$([ "$failed" -eq 0 ] && echo ok || echo FAILED)" "$name" "$passed" "$failed")")
-}
+prepare_dotnet() { suite_dotnet_build "$here/dotnet"; }
 
 run_browser() {
-    local tap="$log_dir/browser.tap"
-    echo "== legacy/browser (jQuery SignalR 2.4.3, Chromium)"
-    (cd "$here/browser" && timeout "$suite_timeout" node --test \
-        --test-reporter=spec --test-reporter-destination=stdout \
-        --test-reporter=tap --test-reporter-destination="$tap" test/)
-    local status=$?
-    local passed failed
-    passed="$(sed -n 's/^# pass \([0-9]*\)$/\1/p' "$tap" 2>/dev/null | tail -n 1)"
-    failed="$(sed -n 's/^# fail \([0-9]*\)$/\1/p' "$tap" 2>/dev/null | tail -n 1)"
-    record "legacy/browser" "${passed:-0}" "${failed:-0}" "$status"
+    echo "== ${label}legacy/browser (jQuery SignalR 2.4.3, Chromium, page ${SIGNALR_LEGACY_PAGE:-same-origin})"
+    suite_node "$here/browser" "$log_dir/browser.tap" 120 "$suite_timeout" test/
+    suite_record "${label}legacy/browser/${SIGNALR_LEGACY_PAGE:-same-origin}" "$SUITE_PASSED" "$SUITE_FAILED" "$SUITE_STATUS"
 }
 
 run_dotnet() {
-    local out="$log_dir/dotnet.txt"
-    echo "== legacy/dotnet (Microsoft.AspNet.SignalR.Client 2.4.2)"
-    timeout "$suite_timeout" dotnet "$here/dotnet/bin/Release/net10.0/signalr-legacy-dotnet.dll" | tee "$out"
-    local status=${PIPESTATUS[0]}
-    local line passed=0 failed=0
-    line="$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$out" | tail -n 1)"
-    if [ -n "$line" ]; then
-        passed="${line%% passed*}"
-        failed="${line#*passed, }"
-        failed="${failed%% failed}"
-    fi
-    record "legacy/dotnet" "$passed" "$failed" "$status"
+    echo "== ${label}legacy/dotnet (Microsoft.AspNet.SignalR.Client 2.4.2)"
+    suite_dotnet "$log_dir/dotnet.txt" "$suite_timeout" dotnet "$here/dotnet/bin/Release/net10.0/signalr-legacy-dotnet.dll"
+    suite_record "${label}legacy/dotnet" "$SUITE_PASSED" "$SUITE_FAILED" "$SUITE_STATUS"
 }
 
 started=$SECONDS
 for suite in $suites; do
     case "$suite" in
-        browser) if prepare_browser; then run_browser; else record "legacy/browser (setup)" 0 1 1; fi ;;
-        dotnet) if prepare_dotnet; then run_dotnet; else record "legacy/dotnet (build)" 0 1 1; fi ;;
+        browser) if prepare_browser; then run_browser; else suite_record "legacy/browser (setup)" 0 1 1; fi ;;
+        dotnet) if prepare_dotnet; then run_dotnet; else suite_record "legacy/dotnet (build)" 0 1 1; fi ;;
         *) echo "unknown suite '$suite' (browser, dotnet)" >&2; exit 2 ;;
     esac
 done
 
 echo
 echo "== legacy summary against $SIGNALR_LEGACY_URL ($((SECONDS - started)) s; logs in $log_dir)"
-printf '%s\n' "${summary[@]}"
-echo "legacy: $total_passed passed, $total_failed failed"
-[ "$total_failed" -eq 0 ]
+suite_summary
+echo "legacy: $SUITE_TOTAL_PASSED passed, $SUITE_TOTAL_FAILED failed"
+[ "$SUITE_TOTAL_FAILED" -eq 0 ]

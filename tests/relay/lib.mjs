@@ -5,7 +5,6 @@
 // so a test sees exactly what the relay sent and when), and stock @microsoft/signalr clients.
 // Every wait has a timeout, so a missing message fails a test instead of hanging it.
 import fs from "node:fs";
-import http from "node:http";
 import WebSocket from "ws";
 import * as signalR from "@microsoft/signalr";
 import { MessagePackHubProtocol } from "@microsoft/signalr-protocol-msgpack";
@@ -61,49 +60,12 @@ export const TIMEOUT_CLOSE_ERROR = "Connection closed with an error.";
 
 // ------------------------------------------------------------------------------------ waiting
 
-export function sleep(ms) {
-    return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-export function withTimeout(promise, ms, what) {
-    let timer;
-    const timeout = new Promise((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms);
-    });
-    return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
-
-// Polls `probe` until `done(value)` holds; fails with the last value after the timeout.
-export async function pollUntil(probe, done, what, timeoutMs = TIMEOUT_MS, everyMs = 50) {
-    const deadline = Date.now() + timeoutMs;
-    let last;
-    for (;;) {
-        last = await probe();
-        if (done(last)) return last;
-        if (Date.now() >= deadline) break;
-        await sleep(everyMs);
-    }
-    throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}; last value ${JSON.stringify(last)}`);
-}
+// sleep, withTimeout, pollUntil (and httpRequest below) come from tests/lib/common.mjs, shared
+// by every Node suite.
+export { sleep, withTimeout, pollUntil, httpRequest, uniqueName, freePort, listen, closeServer } from "../lib/common.mjs";
+import { sleep, withTimeout, httpRequest, pollUntil } from "../lib/common.mjs";
 
 // ------------------------------------------------------------------------------ HTTP, metrics
-
-// One HTTP request on a fresh connection: { status, headers (lower-case names), body }.
-export function httpRequest(method, url, headers = {}, body = null) {
-    return new Promise((resolve, reject) => {
-        const req = http.request(url, { method, headers, agent: false, timeout: TIMEOUT_MS }, (res) => {
-            const chunks = [];
-            res.on("data", (c) => chunks.push(c));
-            res.on("end", () => resolve({
-                status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks).toString("utf8"),
-            }));
-            res.on("error", reject);
-        });
-        req.on("timeout", () => req.destroy(new Error(`${method} ${url}: no answer in ${TIMEOUT_MS} ms`)));
-        req.on("error", reject);
-        req.end(body);
-    });
-}
 
 // /metrics parsed into { name_without_prefix: number }, plus the raw response.
 export async function metrics(base = RELAY_URL) {
@@ -396,8 +358,9 @@ export function stockConnection(url, { protocol = "json", skipNegotiation = fals
 export async function connectStock(url, options = {}) {
     const conn = stockConnection(url, options);
     const welcome = new Promise((resolve) => conn.on("welcome", (id) => resolve(id)));
-    await withTimeout(conn.start(), TIMEOUT_MS, `start ${url}`);
-    const connectionId = await withTimeout(welcome, TIMEOUT_MS, "welcome");
+    const timeoutMs = options.timeoutMs ?? TIMEOUT_MS;
+    await withTimeout(conn.start(), timeoutMs, `start ${url}`);
+    const connectionId = await withTimeout(welcome, timeoutMs, "welcome");
     return { conn, connectionId };
 }
 
@@ -415,4 +378,15 @@ export async function disconnectSeenByBackend(connectionId, timeoutMs = TIMEOUT_
     } finally {
         await stopAll(conn);
     }
+}
+
+// /metrics of a relay with nothing left of earlier tests: no Core or legacy session and no backend
+// link still closing, and no timer but the expiry timers of unused negotiate tokens. A test that
+// compares gauges with a baseline takes the baseline from here, so that a close of an earlier
+// test that lands during this one cannot move it.
+export function settledMetrics(base = RELAY_URL, timeoutMs = 20000) {
+    return pollUntil(() => metrics(base),
+        (m) => m.sessions_active === 0 && (m.legacy_sessions_active ?? 0) === 0 && m.backend_links_active === 0 &&
+            m.timers_armed === m.negotiations_pending,
+        "no session, backend link or session timer left from earlier tests", timeoutMs);
 }

@@ -26,6 +26,19 @@ public static class CallerInfo
         };
     }
 
+    // What WhoAmI leaves out (its member set is part of recorded fixtures): the Cookie header as
+    // it arrived, and the TCP peer the server sees (a relay's backend link shows its own source
+    // address there, --backend-source-addresses).
+    public static Dictionary<string, object?> DescribeRequest(HubCallerContext context)
+    {
+        var http = context.GetHttpContext();
+        return new Dictionary<string, object?>
+        {
+            ["cookie"] = ValueOrNull(http?.Request.Headers.Cookie.ToString()),
+            ["remoteAddress"] = http?.Connection.RemoteIpAddress?.ToString(),
+        };
+    }
+
     public static Dictionary<string, object?> DescribeDisconnect(string connectionId)
     {
         bool found = Observations.TryGetDisconnect(connectionId, out var record);

@@ -95,6 +95,8 @@ public sealed class ChatHub : Hub
 
     public Dictionary<string, object?> WhoAmI() => CallerInfo.Describe(Context, "chat");
 
+    public Dictionary<string, object?> RequestDetails() => CallerInfo.DescribeRequest(Context);
+
     public Dictionary<string, object?> GetDisconnectInfo(string connectionId) =>
         CallerInfo.DescribeDisconnect(connectionId);
 

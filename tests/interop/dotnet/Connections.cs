@@ -15,9 +15,12 @@ public sealed class Connections
 
     public Connections(Env env) => _env = env;
 
-    public HubConnection Build(string path, Action<HttpConnectionOptions>? configure = null, bool skipNegotiation = false)
+    public HubConnection Build(string path, Action<HttpConnectionOptions>? configure = null, bool skipNegotiation = false,
+                               TimeSpan[]? automaticReconnect = null)
     {
-        var builder = new HubConnectionBuilder().WithUrl(_env.BaseUrl + path, options =>
+        // A path under SIGNALR_URL, or a whole URL (another server, e.g. one a scenario kills).
+        string url = path.StartsWith("http://") || path.StartsWith("https://") ? path : _env.BaseUrl + path;
+        var builder = new HubConnectionBuilder().WithUrl(url, options =>
         {
             options.Transports = skipNegotiation ? HttpTransportType.WebSockets : _env.Transport;
             options.SkipNegotiation = skipNegotiation;
@@ -25,7 +28,35 @@ public sealed class Connections
         });
         if (_env.Protocol == "messagepack")
             builder.AddMessagePackProtocol();
-        return builder.Build();
+        if (automaticReconnect is not null)
+            builder.WithAutomaticReconnect(automaticReconnect);
+        var connection = builder.Build();
+        // A Closed with an error is a failure of the scenario unless it called ExpectCloseError.
+        connection.Closed += e =>
+        {
+            if (e is not null && !ExpectingCloseError.TryGetValue(connection, out _))
+                lock (UnexpectedCloseErrors)
+                    UnexpectedCloseErrors.Add($"{path}: {Check.Describe(e)}");
+            return Task.CompletedTask;
+        };
+        return connection;
+    }
+
+    private static readonly System.Runtime.CompilerServices.ConditionalWeakTable<HubConnection, object> ExpectingCloseError = new();
+    private static readonly List<string> UnexpectedCloseErrors = new();
+
+    // The scenario expects `connection` to close with an error (the server or the relay ends it).
+    public static void ExpectCloseError(HubConnection connection) => ExpectingCloseError.AddOrUpdate(connection, true);
+
+    // The errors connections closed with since the last call that no scenario expected.
+    public static List<string> TakeUnexpectedCloseErrors()
+    {
+        lock (UnexpectedCloseErrors)
+        {
+            var all = UnexpectedCloseErrors.ToList();
+            UnexpectedCloseErrors.Clear();
+            return all;
+        }
     }
 
     // Starts a /chat connection; returns it with the backend's connection id from the "welcome"
@@ -64,19 +95,8 @@ public sealed class Connections
     }
 
     // Polls until `done` accepts a value, or fails after the timeout.
-    public static async Task<T> PollUntil<T>(Func<Task<T>> probe, Func<T, bool> done, string what)
-    {
-        var deadline = DateTime.UtcNow + Timeout;
-        T last;
-        do
-        {
-            last = await probe();
-            if (done(last))
-                return last;
-            await Task.Delay(50);
-        } while (DateTime.UtcNow < deadline);
-        throw new CheckFailed($"timed out waiting for {what}; last value {Check.Show(last)}");
-    }
+    public static Task<T> PollUntil<T>(Func<Task<T>> probe, Func<T, bool> done, string what) =>
+        Wait.PollUntil(probe, done, what, Timeout);
 
     public static string UniqueName(string prefix) =>
         $"{prefix}-{Environment.ProcessId}-{Guid.NewGuid():N}";

@@ -19,6 +19,12 @@ public sealed class CallerInfo
     public string? userAgent { get; set; }
 }
 
+public sealed class RequestDetails
+{
+    public string? cookie { get; set; }
+    public string? remoteAddress { get; set; }
+}
+
 public sealed class DisconnectInfo
 {
     public bool disconnected { get; set; }

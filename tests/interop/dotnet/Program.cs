@@ -5,7 +5,6 @@
 //   SIGNALR_TRANSPORT  WebSockets (default) | ServerSentEvents | LongPolling
 //   SIGNALR_DIRECT=1   no relay in between: also check what only holds without one
 //   SIGNALR_ONLY       optional substring: run only scenarios whose name contains it
-using System.Diagnostics;
 using SignalrRelay.InteropDotnet;
 
 Env env;
@@ -24,22 +23,6 @@ var scenarios = new Scenarios(env).All()
     .Where(s => env.Only is null || s.Name.Contains(env.Only, StringComparison.OrdinalIgnoreCase))
     .ToList();
 
-int passed = 0, failed = 0;
-foreach (var (name, run) in scenarios)
-{
-    var clock = Stopwatch.StartNew();
-    try
-    {
-        await run().WaitAsync(TimeSpan.FromSeconds(60));
-        passed++;
-        Console.WriteLine($"PASS {name} ({clock.ElapsedMilliseconds} ms)");
-    }
-    catch (Exception e)
-    {
-        failed++;
-        Console.WriteLine($"FAIL {name} ({clock.ElapsedMilliseconds} ms): {Check.Describe(e)}");
-    }
-}
-
-Console.WriteLine($"{passed} passed, {failed} failed");
-return failed == 0 && passed > 0 ? 0 : 1;
+// No connection may have closed with an error the scenario did not expect.
+return await Runner.Run(scenarios, TimeSpan.FromSeconds(60), afterEach: () =>
+    Check.Empty(Connections.TakeUnexpectedCloseErrors(), "errors connections closed with (HubConnection.Closed)"));

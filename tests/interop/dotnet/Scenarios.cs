@@ -25,7 +25,13 @@ public sealed class Scenarios
         _connections = new Connections(env);
     }
 
-    public IEnumerable<(string Name, Func<Task> Run)> All() => new (string, Func<Task>)[]
+    public IEnumerable<(string Name, Func<Task> Run)> All() => Everywhere().Concat(
+        Environment.GetEnvironmentVariable("SIGNALR_DOOMED_PATH") is { Length: > 0 } path &&
+        int.TryParse(Environment.GetEnvironmentVariable("SIGNALR_DOOMED_PID"), out int pid)
+            ? new (string, Func<Task>)[] { ("the backend process dies: Closed with an error, or Reconnecting", () => BackendDies(path, pid)) }
+            : Array.Empty<(string, Func<Task>)>());
+
+    private IEnumerable<(string Name, Func<Task> Run)> Everywhere() => new (string, Func<Task>)[]
     {
         ("welcome push on connect", WelcomePush),
         ("echo of every value type incl. 1 MiB", EchoValues),
@@ -49,7 +55,78 @@ public sealed class Scenarios
         ("SecureHub with good token", SecureGoodToken),
         ("SecureHub refuses bad/missing token with 401", SecureBadToken),
         ("WhoAmI sees tag query parameter", WhoAmITag),
+        ("DateTime end to end (MessagePack timestamp, JSON text)", DateTimeRoundTrip),
+        ("a cookie the client sends reaches the backend", CookieReachesBackend),
     };
+
+    // SIGNALR_DOOMED_PATH is a chat hub whose backend process (SIGNALR_DOOMED_PID) this scenario
+    // kills (scripts/interop.sh starts one per run). A client without automatic reconnect must get
+    // Closed with an error (directly: the lost WebSocket; through the relay: its Close naming the
+    // lost backend), one with automatic reconnect must start reconnecting (through the relay: the
+    // Close allowed it), and neither may hang.
+    private async Task BackendDies(string path, int pid)
+    {
+        var (plain, _) = await _connections.ConnectChat(path);
+        await using var _p = plain;
+        Connections.ExpectCloseError(plain);
+        var reconnecting = _connections.Build(path, automaticReconnect: new[] { TimeSpan.FromSeconds(60) });
+        await using var _r = reconnecting;
+        Connections.ExpectCloseError(reconnecting);
+        await reconnecting.StartAsync().WaitAsync(Timeout);
+
+        var closed = new TaskCompletionSource<Exception?>(TaskCreationOptions.RunContinuationsAsynchronously);
+        plain.Closed += e => { closed.TrySetResult(e); return Task.CompletedTask; };
+        var reconnectingSeen = new TaskCompletionSource<Exception?>(TaskCreationOptions.RunContinuationsAsynchronously);
+        reconnecting.Reconnecting += e => { reconnectingSeen.TrySetResult(e); return Task.CompletedTask; };
+        reconnecting.Closed += e => { reconnectingSeen.TrySetException(new CheckFailed($"Closed instead of Reconnecting: {e?.Message}")); return Task.CompletedTask; };
+
+        Check.Equal("alive", await plain.InvokeAsync<string>("Echo", "alive").WaitAsync(Timeout), "Echo before the kill");
+        Check.Equal("alive", await reconnecting.InvokeAsync<string>("Echo", "alive").WaitAsync(Timeout), "Echo before the kill");
+        System.Diagnostics.Process.GetProcessById(pid).Kill();
+
+        var error = await closed.Task.WaitAsync(TimeSpan.FromSeconds(30));
+        Check.True(error is not null, "Closed without an error after the backend died");
+        if (!_env.Direct)
+            Check.Matches("The relay lost its connection to the backend hub 'doomed'", error!.Message, "Closed error through the relay");
+        Check.Equal(HubConnectionState.Disconnected, plain.State, "state after the backend died");
+
+        var why = await reconnectingSeen.Task.WaitAsync(TimeSpan.FromSeconds(30));
+        Check.True(why is not null, "Reconnecting without an error");
+        Check.Equal(HubConnectionState.Reconnecting, reconnecting.State, "state of the client with automatic reconnect");
+    }
+
+    // A UTC DateTime through Echo(object): MessagePack carries it as a timestamp (extension -1)
+    // both ways and the hub gets a DateTime; JSON carries ISO 8601 text, read back as a DateTime.
+    private async Task DateTimeRoundTrip()
+    {
+        var (c, _) = await _connections.ConnectChat();
+        await using var _c = c;
+        foreach (var when in new[]
+        {
+            new DateTime(2024, 2, 29, 12, 34, 56, 789, DateTimeKind.Utc),
+            new DateTime(1969, 7, 20, 20, 17, 40, DateTimeKind.Utc),
+            new DateTime(2106, 2, 7, 6, 28, 16, 1, DateTimeKind.Utc).AddTicks(2345),
+        })
+        {
+            var back = await c.InvokeAsync<DateTime>("Echo", when).WaitAsync(Timeout);
+            Check.Equal(when.Ticks, back.ToUniversalTime().Ticks, $"Echo of {when:O} (came back as {back:O}, {back.Kind})");
+        }
+    }
+
+    private async Task CookieReachesBackend()
+    {
+        // The client's own cookie jar (HttpConnectionOptions.Cookies), used for every request.
+        string session = Connections.UniqueName("c");
+        var (c, _) = await _connections.ConnectChat(configure: o =>
+        {
+            o.Cookies.Add(new Uri(_env.BaseUrl), new Cookie("session", session));
+            o.Cookies.Add(new Uri(_env.BaseUrl), new Cookie("theme", "dark"));
+        });
+        await using var _c = c;
+        var details = await c.InvokeAsync<RequestDetails>("RequestDetails").WaitAsync(Timeout);
+        Check.SequenceEqual(new[] { $"session={session}", "theme=dark" },
+            (details.cookie ?? "").Split("; ", StringSplitOptions.RemoveEmptyEntries).Order(), "cookies seen by the backend");
+    }
 
     private async Task WelcomePush()
     {
@@ -478,7 +555,7 @@ public sealed class Scenarios
         }
         else
         {
-            var hs = await Check.Throws<Exception>(() => direct.StartAsync().WaitAsync(Timeout),
+            var hs = await Check.ThrowsAny(() => direct.StartAsync().WaitAsync(Timeout),
                 "start /secure without negotiate, bad token");
             Check.Matches(@"\b401\b", hs.Message, "handshake refusal through the relay");
         }

@@ -5,6 +5,10 @@ import * as signalR from "@microsoft/signalr";
 import { MessagePackHubProtocol } from "@microsoft/signalr-protocol-msgpack";
 
 export { signalR };
+// Waiting, polling and HTTP helpers shared with the other Node suites (tests/lib/common.mjs).
+export { TIMEOUT_MS, httpRequest, pollUntil, sleep, uniqueName, withTimeout } from "../../lib/common.mjs";
+import { TIMEOUT_MS, withTimeout } from "../../lib/common.mjs";
+import { afterEach } from "../../lib/test.mjs";
 
 export const BASE_URL = (process.env.SIGNALR_URL || "").replace(/\/+$/, "");
 if (!BASE_URL) {
@@ -40,8 +44,6 @@ export const EXPECT_FORWARDED_FOR = process.env.SIGNALR_EXPECT_FORWARDED_FOR ?? 
 
 const LOG_LEVEL = signalR.LogLevel[process.env.SIGNALR_LOG_LEVEL || "None"];
 
-export const TIMEOUT_MS = 10000;
-
 // A connection id / token as ASP.NET Core makes them: 16 random bytes, base64url, no padding.
 export const CONNECTION_ID_RE = /^[A-Za-z0-9_-]{22}$/;
 
@@ -57,14 +59,37 @@ export function buildConnection(path, options = {}) {
     if (options.accessTokenFactory) {
         httpOptions.accessTokenFactory = options.accessTokenFactory;
     }
+    if (options.headers) {
+        httpOptions.headers = options.headers;
+    }
     const builder = new signalR.HubConnectionBuilder()
         .withUrl(hubUrl(path), httpOptions)
         .configureLogging(LOG_LEVEL);
     if (PROTOCOL === "messagepack") {
         builder.withHubProtocol(new MessagePackHubProtocol());
     }
-    return builder.build();
+    const conn = builder.build();
+    // An onclose with an error fails the test (afterEach below) unless the test expects it.
+    conn.onclose((error) => {
+        if (error && !expectingCloseError.has(conn)) unexpectedCloseErrors.push(`${path}: ${error.message}`);
+    });
+    return conn;
 }
+
+const expectingCloseError = new WeakSet();
+const unexpectedCloseErrors = [];
+
+// The test expects `conn` to close with an error (the server or a relay ends it on purpose).
+export function expectCloseError(conn) {
+    expectingCloseError.add(conn);
+}
+
+afterEach(() => {
+    const errors = unexpectedCloseErrors.splice(0);
+    if (errors.length > 0) {
+        throw new Error(`connections closed with errors the test did not expect: ${errors.join(" | ")}`);
+    }
+});
 
 // Starts a /chat connection and returns it with the backend's connection id, taken from the
 // "welcome" push that ChatHub.OnConnectedAsync sends first.
@@ -99,37 +124,8 @@ export function recordEvents(conn, name) {
     return seen;
 }
 
-export function withTimeout(promise, ms, what) {
-    let timer;
-    const timeout = new Promise((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms);
-    });
-    return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
-
-export function sleep(ms) {
-    return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-// Polls `probe` until it returns a value accepted by `done`, or fails after the timeout.
-export async function pollUntil(probe, done, what, timeoutMs = TIMEOUT_MS) {
-    const deadline = Date.now() + timeoutMs;
-    let last;
-    while (Date.now() < deadline) {
-        last = await probe();
-        if (done(last)) {
-            return last;
-        }
-        await sleep(50);
-    }
-    throw new Error(`timed out waiting for ${what}; last value ${JSON.stringify(last)}`);
-}
-
 // Stops connections at the end of a test whatever happened, so the process can exit.
 export async function stopAll(...conns) {
     await Promise.all(conns.filter(Boolean).map((c) => c.stop().catch(() => {})));
 }
 
-export function uniqueName(prefix) {
-    return `${prefix}-${process.pid}-${Date.now()}-${Math.random().toString(36).slice(2, 8)}`;
-}

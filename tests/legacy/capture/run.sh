@@ -13,22 +13,15 @@ if [ -z "${SIGNALR_LEGACY_URL:-}" ]; then
     echo "set SIGNALR_LEGACY_URL to the legacy endpoint, e.g. http://127.0.0.1:8080/signalr" >&2
     exit 2
 fi
-if [ ! -f "$here/node_modules/.package-lock.json" ] || [ "$here/package-lock.json" -nt "$here/node_modules/.package-lock.json" ]; then
-    (cd "$here" && timeout 600 npm ci --no-audit --no-fund --loglevel=error) || { echo "replay: 0 passed, 1 failed (npm ci)"; exit 1; }
-fi
+source "$here/../../../scripts/lib/suite.sh"
+suite_npm_ci "$here" || { echo "replay: 0 passed, 1 failed (npm ci)"; exit 1; }
 tap="$(mktemp "${TMPDIR:-/tmp}/signalr-replay.XXXXXX.tap")"
 started=$SECONDS
-(cd "$here" && timeout "${SIGNALR_REPLAY_TIMEOUT:-300}" node --test \
-    --test-reporter=spec --test-reporter-destination=stdout \
-    --test-reporter=tap --test-reporter-destination="$tap" test/)
-status=$?
-passed="$(sed -n 's/^# pass \([0-9]*\)$/\1/p' "$tap" | tail -n 1)"
-failed="$(sed -n 's/^# fail \([0-9]*\)$/\1/p' "$tap" | tail -n 1)"
-skipped="$(sed -n 's/^# skipped \([0-9]*\)$/\1/p' "$tap" | tail -n 1)"
-passed="${passed:-0}" failed="${failed:-0}"
-# A run that crashed, ran nothing or skipped the replays counts as a failure.
-if [ "$status" -ne 0 ] && [ "$failed" -eq 0 ]; then failed=1; fi
-if [ "$passed" -eq 0 ] || [ "${skipped:-0}" -ne 0 ]; then failed=$((failed + 1)); fi
+suite_node "$here" "$tap" 60 "${SIGNALR_REPLAY_TIMEOUT:-300}" test/
+passed=$SUITE_PASSED failed=$SUITE_FAILED
+skipped="$(grep -cE '^ *ok [0-9]+ - .* # SKIP' "$tap")"
+# A run that skipped the replays counts as a failure too.
+if [ "${skipped:-0}" -ne 0 ]; then failed=$((failed + 1)); fi
 echo "== replay of fixtures/legacy against $SIGNALR_LEGACY_URL ($((SECONDS - started)) s)"
 echo "replay: $passed passed, $failed failed"
 rm -f "$tap"

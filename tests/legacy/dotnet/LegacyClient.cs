@@ -19,6 +19,23 @@ public sealed class LegacyClient : IAsyncDisposable
     private readonly List<string> _errors = new();
     private int _reconnecting, _reconnected, _closed;
 
+    // Every client made since the last TakeCreated(): Program.cs checks after each scenario that
+    // none reported an error (Connection.Error) unless the scenario said it expects one.
+    private static readonly List<LegacyClient> Created = new();
+
+    public static List<LegacyClient> TakeCreated()
+    {
+        lock (Created)
+        {
+            var all = Created.ToList();
+            Created.Clear();
+            return all;
+        }
+    }
+
+    // Set by a scenario that makes this client see errors on purpose (a cut connection).
+    public bool ExpectErrors { get; set; }
+
     public HubConnection Connection { get; }
     public string? BackendId { get; private set; }
 
@@ -28,10 +45,11 @@ public sealed class LegacyClient : IAsyncDisposable
 
     // hubs: hub name -> event names to record. The .NET client lists every proxy in its
     // connectionData ([{"Name":"ChatHub"}, ...]) whether or not it has handlers.
-    public LegacyClient(string url, IReadOnlyDictionary<string, string[]> hubs)
+    public LegacyClient(string url, IReadOnlyDictionary<string, string[]> hubs, IDictionary<string, string>? query = null)
     {
-        // useDefaultUrl: false, or the client appends "/signalr" to the URL it is given.
-        Connection = new HubConnection(url, useDefaultUrl: false);
+        // useDefaultUrl: false, or the client appends "/signalr" to the URL it is given. The query
+        // string (if any) goes on every request the client makes.
+        Connection = query is null ? new HubConnection(url, useDefaultUrl: false) : new HubConnection(url, query, useDefaultUrl: false);
         if (Environment.GetEnvironmentVariable("SIGNALR_LEGACY_TRACE") == "1")
         {
             Connection.TraceLevel = TraceLevels.All;
@@ -55,6 +73,8 @@ public sealed class LegacyClient : IAsyncDisposable
         Connection.Reconnected += () => Interlocked.Increment(ref _reconnected);
         Connection.Closed += () => Interlocked.Increment(ref _closed);
         Connection.Error += e => { lock (_errors) _errors.Add($"{e.GetType().Name}: {e.Message}"); };
+        lock (Created)
+            Created.Add(this);
     }
 
     public static readonly IReadOnlyDictionary<string, string[]> ChatEvents = new Dictionary<string, string[]>
@@ -77,9 +97,11 @@ public sealed class LegacyClient : IAsyncDisposable
     };
 
     // Connects over the chosen transport and waits for ChatHub's welcome push (when ChatHub is a proxy).
-    public static async Task<LegacyClient> Connect(string url, IReadOnlyDictionary<string, string[]>? hubs = null)
+    public static async Task<LegacyClient> Connect(string url, IReadOnlyDictionary<string, string[]>? hubs = null,
+                                                   Action<LegacyClient>? configure = null, IDictionary<string, string>? query = null)
     {
-        var client = new LegacyClient(url, hubs ?? ChatEvents);
+        var client = new LegacyClient(url, hubs ?? ChatEvents, query);
+        configure?.Invoke(client);
         try
         {
             await client.Connection.Start(NewTransport()).WaitAsync(Timeout);
@@ -139,17 +161,11 @@ public sealed class LegacyClient : IAsyncDisposable
         }
     }
 
-    public static async Task WaitUntil(Func<bool> condition, string what, TimeSpan? timeout = null)
-    {
-        var clock = Stopwatch.StartNew();
-        var limit = timeout ?? Timeout;
-        while (!condition())
-        {
-            if (clock.Elapsed > limit)
-                throw new CheckFailed($"timed out after {limit.TotalSeconds} s waiting for {what}");
-            await Task.Delay(10);
-        }
-    }
+    public static Task WaitUntil(Func<bool> condition, string what, TimeSpan? timeout = null) =>
+        Wait.Until(condition, what, timeout ?? Timeout);
+
+    public static Task<T> PollUntil<T>(Func<Task<T>> probe, Func<T, bool> done, string what, TimeSpan? timeout = null) =>
+        Wait.PollUntil(probe, done, what, timeout ?? Timeout, 100);
 
     // Stop(): POST /abort, then wait until the server has closed the transport. The client blocks
     // up to the given timeout for that; returns how long it took.

@@ -7,7 +7,6 @@
 //   SIGNALR_LEGACY_SERVER=reference  the server is the real 2.x server (tests/legacy-ref):
 //                         hub connection ids are the legacy GUID, shared by all hubs
 //   SIGNALR_LEGACY_TRACE=1  the client's own trace (all levels) on stderr
-using System.Diagnostics;
 using SignalrRelay.LegacyDotnet;
 
 string url = (Environment.GetEnvironmentVariable("SIGNALR_LEGACY_URL") ?? "").TrimEnd('/');
@@ -30,27 +29,10 @@ string? unavailable = await Probe(url);
 if (unavailable is not null)
     Console.WriteLine($"# {unavailable}");
 
-int passed = 0, failed = 0;
-foreach (var (name, run) in scenarios)
-{
-    var clock = Stopwatch.StartNew();
-    try
-    {
-        if (unavailable is not null)
-            throw new CheckFailed(unavailable);
-        await run().WaitAsync(TimeSpan.FromSeconds(90));
-        passed++;
-        Console.WriteLine($"PASS {name} ({clock.ElapsedMilliseconds} ms)");
-    }
-    catch (Exception e)
-    {
-        failed++;
-        Console.WriteLine($"FAIL {name} ({clock.ElapsedMilliseconds} ms): {Check.Describe(e)}");
-    }
-}
-
-Console.WriteLine($"{passed} passed, {failed} failed");
-return failed == 0 && passed > 0 ? 0 : 1;
+// What the clients reported (Connection.Error) must be empty unless the scenario expects errors.
+return await Runner.Run(scenarios, TimeSpan.FromSeconds(90), unavailable: unavailable, afterEach: () =>
+    Check.Empty(LegacyClient.TakeCreated().Where(c => !c.ExpectErrors).SelectMany(c => c.Errors()),
+                "errors the clients reported (Connection.Error)"));
 
 // GET <url>/negotiate as the client would send it; null if a legacy negotiate came back.
 static async Task<string?> Probe(string url)

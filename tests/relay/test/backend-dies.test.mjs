@@ -4,10 +4,10 @@
 // back), and then its socket must close. Seen by stock clients (JSON, MessagePack, and one with
 // automatic reconnect, which only reconnects when the Close allows it) and by raw clients that
 // decode the Close record themselves.
-import { describe, it, before, after } from "node:test";
+import { describe, it, before, after } from "../../lib/test.mjs";
 import assert from "node:assert/strict";
 import {
-    RELAY_URL, FLAKY_BACKEND_PID, connectRaw, connectStock, metrics, pollUntil, withTimeout, stopAll, msgpackDecode,
+    RELAY_URL, FLAKY_BACKEND_PID, connectRaw, connectStock, metrics, pollUntil, withTimeout, stopAll, msgpackDecode, settledMetrics,
 } from "../lib.mjs";
 
 const LOST = "Connection closed with an error. The relay lost its connection to the backend hub 'flaky'.";
@@ -21,7 +21,7 @@ describe("backend killed mid-session", () => {
     let killedAt;
 
     before(async () => {
-        before_ = await metrics();
+        before_ = await settledMetrics();
         const url = `${RELAY_URL}/flaky`;
         const keepAliveMs = 500; // under the tuned relay's client timeout
         stock.json = await connectStock(url, { keepAliveMs });
@@ -105,6 +105,6 @@ describe("backend killed mid-session", () => {
     it("every session and backend link is released", async () => {
         await pollUntil(() => metrics(),
             (m) => m.sessions_active === before_.sessions_active && m.backend_links_active === before_.backend_links_active,
-            "sessions_active and backend_links_active back to their earlier values", 5000);
+            "sessions_active and backend_links_active back to their earlier values", 10000);
     });
 });

@@ -1,10 +1,10 @@
 // 1. A hub whose backend is not there (hub "dead" points at a port nothing listens on): the
 // relay must say so in the way each client can read, and count the failure in /metrics.
-import { test } from "node:test";
+import { test } from "../../lib/test.mjs";
 import assert from "node:assert/strict";
 import {
     RELAY_URL, DEAD_PORT, RawClient, metrics, negotiate, wsUrl, stockConnection, withTimeout, pollUntil, sleep,
-    TIMEOUT_MS,
+    TIMEOUT_MS, settledMetrics,
 } from "../lib.mjs";
 
 // "<what failed>: <cause>": the cause is what the relay's connect attempt reported; it must be
@@ -18,11 +18,11 @@ function causeOf(text, prefix) {
 let negotiateCause = null;
 
 async function sessionsBackTo(value) {
-    await pollUntil(() => metrics(), (m) => m.sessions_active === value, `sessions_active back to ${value}`, 5000);
+    await pollUntil(() => metrics(), (m) => m.sessions_active === value, `sessions_active back to ${value}`, 10000);
 }
 
 test("negotiate answers 503 with a text naming the hub and the failure", async () => {
-    const before = await metrics();
+    const before = await settledMetrics();
     const res = await negotiate(RELAY_URL, "dead");
     assert.equal(res.status, 503, res.body);
     assert.match(res.headers["content-type"], /^text\/plain/);
@@ -34,7 +34,7 @@ test("negotiate answers 503 with a text naming the hub and the failure", async (
 });
 
 test("skip-negotiation WebSocket gets a handshake error naming the failure, then the socket closes", async () => {
-    const before = await metrics();
+    const before = await settledMetrics();
     const client = await RawClient.connect(wsUrl(RELAY_URL, "dead"));
     try {
         // The backend connection fails at once, but a server never speaks before the client's
@@ -46,7 +46,7 @@ test("skip-negotiation WebSocket gets a handshake error naming the failure, then
         const cause = causeOf(answer.error, "The relay could not connect to the backend hub 'dead': ");
         if (negotiateCause !== null) assert.equal(cause, negotiateCause, "same failure, same cause");
         assert.equal(Object.keys(answer).filter((k) => k !== "type").join(), "error", "only an error member");
-        const closed = await client.waitClosed(5000);
+        const closed = await client.waitClosed(10000);
         assert.equal(closed.code, 1000);
         assert.equal(client.records.length, 0, `nothing after the handshake error: ${JSON.stringify(client.records)}`);
     } finally {
@@ -58,7 +58,7 @@ test("skip-negotiation WebSocket gets a handshake error naming the failure, then
 });
 
 test("stock client with skipNegotiation: start() rejects with the relay's text", async () => {
-    const before = await metrics();
+    const before = await settledMetrics();
     const conn = stockConnection(`${RELAY_URL}/dead`, { skipNegotiation: true });
     const failure = await withTimeout(conn.start().then(() => null, (e) => e), TIMEOUT_MS, "start() to fail");
     assert.ok(failure instanceof Error, "start() must fail");

@@ -2,7 +2,7 @@
 // a preflight from it gets 204 with that origin echoed and credentials allowed, any other origin
 // gets 403, and a negotiate from it carries the same headers. The plain relay has no
 // --cors-origin: it sends no CORS header at all, whatever the Origin.
-import { test } from "node:test";
+import { test } from "../../lib/test.mjs";
 import assert from "node:assert/strict";
 import { RELAY_URL, PLAIN_RELAY_URL, CORS_ORIGIN, httpRequest, negotiate } from "../lib.mjs";
 

@@ -3,7 +3,7 @@
 // client (and stop reading the client once as much is queued toward the backend), so its memory
 // stays bounded however much the client asks for; once the client reads again, every message
 // arrives, whole and in order.
-import { test } from "node:test";
+import { test } from "../../lib/test.mjs";
 import assert from "node:assert/strict";
 import { RELAY_PID, MAX_MESSAGE_BYTES, connectRaw, metrics, pollUntil, rssBytes, sleep } from "../lib.mjs";
 

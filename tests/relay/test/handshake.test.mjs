@@ -1,10 +1,10 @@
 // 5. The handshake as the relay answers it itself: the timeout (--handshake-timeout 1), and
 // refusals, which must read exactly as the backend's own when the same bytes go to it directly;
 // a handshake split over two WebSocket frames must work.
-import { test } from "node:test";
+import { test } from "../../lib/test.mjs";
 import assert from "node:assert/strict";
 import {
-    RELAY_URL, BACKEND_URL, HANDSHAKE_TIMEOUT_MS, RS, RawClient, metrics, pollUntil, wsUrl, sleep,
+    RELAY_URL, BACKEND_URL, HANDSHAKE_TIMEOUT_MS, RS, RawClient, metrics, pollUntil, wsUrl, sleep, settledMetrics,
 } from "../lib.mjs";
 
 // Sends `frames` (strings, each one WebSocket message) on a fresh skip-negotiation connection to
@@ -14,7 +14,7 @@ async function answerTo(base, frames) {
     try {
         for (const f of frames) client.sendText(f);
         const answer = await client.next((r) => r.type === "handshake", 5000, "the handshake answer");
-        const closed = answer.error !== undefined ? await client.waitClosed(5000) : null;
+        const closed = answer.error !== undefined ? await client.waitClosed(10000) : null;
         return { answer: { ...answer }, closed, client };
     } finally {
         client.close();
@@ -48,12 +48,13 @@ test(`no handshake within --handshake-timeout: "Handshake was canceled.", then t
         try {
             const openedAt = Date.now();
             if (partial) client.sendText(partial);
-            const answer = await client.next((r) => r.type === "handshake", HANDSHAKE_TIMEOUT_MS + 3000, "the answer");
+            const answer = await client.next((r) => r.type === "handshake", HANDSHAKE_TIMEOUT_MS + 10000, "the answer");
             const waited = answer.at - openedAt;
             assert.deepStrictEqual({ ...answer }, { type: "handshake", error: "Handshake was canceled." });
-            assert.ok(waited >= HANDSHAKE_TIMEOUT_MS - 100 && waited <= HANDSHAKE_TIMEOUT_MS + 800,
+            // Never early; late by at most what a loaded two-core machine costs (not 0.8 s).
+            assert.ok(waited >= HANDSHAKE_TIMEOUT_MS - 100 && waited <= HANDSHAKE_TIMEOUT_MS + 2000,
                 `answered after ${waited} ms (timeout ${HANDSHAKE_TIMEOUT_MS} ms, partial ${!!partial})`);
-            const closed = await client.waitClosed(3000);
+            const closed = await client.waitClosed(10000);
             assert.equal(closed.code, 1000);
         } finally {
             client.close();
@@ -98,7 +99,7 @@ test("a handshake and an invocation in one frame: both are served", async () => 
 // link (negotiate done, WebSocket to the backend not yet established): the half-open link must be
 // released like any other. Refusals spread over the first milliseconds hit that window.
 test("handshake refusals racing the backend link: every link is released", async () => {
-    const before = await metrics();
+    const before = await settledMetrics();
     const clients = [];
     for (let i = 0; i < 40; i++) {
         const client = await RawClient.connect(wsUrl(RELAY_URL, "chat"));
@@ -108,9 +109,9 @@ test("handshake refusals racing the backend link: every link is released", async
     for (const client of clients) {
         const answer = await client.next((r) => r.type === "handshake", 5000, "the handshake answer");
         assert.equal(answer.error, "An unexpected error occurred during connection handshake.");
-        await client.waitClosed(5000);
+        await client.waitClosed(10000);
     }
     await pollUntil(() => metrics(),
         (m) => m.sessions_active === before.sessions_active && m.backend_links_active === before.backend_links_active,
-        "sessions and backend links back to their earlier values", 5000);
+        "sessions and backend links back to their earlier values", 10000);
 });

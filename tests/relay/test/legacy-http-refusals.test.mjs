@@ -3,7 +3,7 @@
 // ConnectionId is in the incorrect format.") and goes on serving; so must the relay. A relay that
 // answered and then freed claims it never filled died on the first such GET (found by comparing it
 // with the real server, tests/legacy-ref), so every request here is followed by proof of life.
-import { describe, it, after } from "node:test";
+import { describe, it, after } from "../../lib/test.mjs";
 import assert from "node:assert/strict";
 import http from "node:http";
 import { RELAY_URL, RELAY_PID, TIMEOUT_MS, httpRequest } from "../lib.mjs";

@@ -4,9 +4,10 @@
 // give, a reconnect the relay cannot honour, a dead socket found by WebSocket pings, and the
 // disconnect timeout after which the backend runs OnDisconnectedAsync. Raw HTTP and WebSockets,
 // so each test sees exactly what the relay sent.
-import { describe, it } from "node:test";
+import { describe, it } from "../../lib/test.mjs";
 import assert from "node:assert/strict";
-import { RELAY_URL, WebSocket, httpRequest, sleep, withTimeout, disconnectSeenByBackend, TIMEOUT_MS } from "../lib.mjs";
+import { RELAY_URL, WebSocket, httpRequest, pollUntil, withTimeout, disconnectSeenByBackend, TIMEOUT_MS } from "../lib.mjs";
+import { tcpState } from "../../lib/common.mjs";
 
 const LEGACY_KEEPALIVE_MS = Math.round(Number(process.env.RELAY_LEGACY_KEEPALIVE_S) * 1000);
 const LEGACY_DISCONNECT_MS = Math.round(Number(process.env.RELAY_LEGACY_DISCONNECT_S) * 1000);
@@ -159,8 +160,12 @@ describe("legacy endpoint", () => {
         assert.equal((await alive.start()).status, 200);
         let aliveClosed = false;
         alive.closed.then(() => { aliveClosed = true; });
+        const localPort = c.ws._socket.localPort;
         c.ws._socket.pause(); // no pongs, no reads: to the relay the client has vanished
-        await sleep(5 * LEGACY_KEEPALIVE_MS); // the relay gives up after three silent keep-alive intervals
+        // The relay gives up after three silent keep-alive intervals and closes the socket; the
+        // kernel shows that (CLOSE_WAIT, or the connection gone) although the client reads nothing.
+        await pollUntil(() => tcpState(localPort), (state) => state !== "ESTABLISHED",
+            "the relay to drop the silent socket", 3 * LEGACY_KEEPALIVE_MS + TIMEOUT_MS, 100);
         c.ws._socket.resume(); // now the client sees what the relay did meanwhile
         const code = await withTimeout(c.closed, TIMEOUT_MS, "the relay closing a dead socket");
         assert.notEqual(code, 1000); // dropped, not ended: the connection waits for a reconnect

@@ -1,11 +1,11 @@
 // 7. A client message larger than --max-message-size (1M here): the relay closes that client with
 // a Close message, as ASP.NET Core does for a message over its own limit (same base text, same
 // allowReconnect), never forwards it, and goes on serving everyone else.
-import { test } from "node:test";
+import { test } from "../../lib/test.mjs";
 import assert from "node:assert/strict";
 import {
     RELAY_URL, BACKEND_URL, MAX_MESSAGE_BYTES, RS, RawClient, connectRaw, disconnectSeenByBackend, metrics,
-    msgpackRecord, wsUrl,
+    msgpackRecord, wsUrl, settledMetrics,
 } from "../lib.mjs";
 
 // The backend's own limit (tests/backend: MaximumReceiveMessageSize) is 2 MB.
@@ -37,7 +37,7 @@ test("the backend itself, for a message over its limit: Close with allowReconnec
 
 for (const protocol of ["json", "messagepack"]) {
     test(`${protocol}: a message over --max-message-size closes that client with an error; others go on`, async () => {
-        const before = await metrics();
+        const before = await settledMetrics();
         const bystander = (await connectRaw({ protocol: "json" })).client;
         const { client, connectionId } = await connectRaw({ protocol });
         try {
@@ -46,7 +46,7 @@ for (const protocol of ["json", "messagepack"]) {
             assert.match(close.error, /maximum message size/);
             assert.equal(close.allowReconnect, true, "as the backend does for its own limit");
             assert.equal(closed.code, 1000);
-            const info = await disconnectSeenByBackend(connectionId, 5000);
+            const info = await disconnectSeenByBackend(connectionId, 10000);
             assert.equal(info.hub, "chat");
             const after = await metrics();
             assert.equal(after.protocol_errors_total, before.protocol_errors_total + 1);
@@ -81,14 +81,14 @@ test("an oversized first message (no handshake yet): 'Handshake was canceled.'",
         client.sendText("z".repeat(MAX_MESSAGE_BYTES + 1024));
         const answer = await client.next((r) => r.type === "handshake", 5000, "the handshake answer");
         assert.deepStrictEqual({ ...answer }, { type: "handshake", error: "Handshake was canceled." });
-        assert.equal((await client.waitClosed(5000)).code, 1000);
+        assert.equal((await client.waitClosed(10000)).code, 1000);
     } finally {
         client.close();
     }
 });
 
 test("a backend message over --max-message-size: that client gets a Close, the backend session ends, others go on", async () => {
-    const before = await metrics();
+    const before = await settledMetrics();
     const bystander = (await connectRaw()).client;
     const { client, connectionId } = await connectRaw();
     try {
@@ -96,10 +96,10 @@ test("a backend message over --max-message-size: that client gets a Close, the b
         const close = await client.next((r) => r.type === 7, 10000, "a Close record");
         assert.ok(close.error.startsWith("Connection closed with an error."), close.error);
         assert.equal(close.allowReconnect, true);
-        assert.equal((await client.waitClosed(5000)).code, 1000);
+        assert.equal((await client.waitClosed(10000)).code, 1000);
         assert.deepStrictEqual(client.records.filter((r) => r.type === 3 && r.invocationId === id), [],
             "no (truncated) completion reached the client");
-        const info = await disconnectSeenByBackend(connectionId, 5000);
+        const info = await disconnectSeenByBackend(connectionId, 10000);
         assert.equal(info.hub, "chat");
         assert.equal(await bystander.invoke("Repeat", ["ab", 1000]), "ab".repeat(1000));
         const after = await metrics();

@@ -1,7 +1,7 @@
 // 10. Routing and /metrics: an unknown hub is 404 for negotiate and for the WebSocket upgrade, a
 // GET on negotiate is 405 (as ASP.NET Core answers), hub names match case-insensitively, and
 // /metrics answers in the Prometheus text format with the one OS-level timer.
-import { test } from "node:test";
+import { test } from "../../lib/test.mjs";
 import assert from "node:assert/strict";
 import { RELAY_URL, BACKEND_URL, RawClient, connectRaw, httpRequest, negotiate, wsUrl } from "../lib.mjs";
 

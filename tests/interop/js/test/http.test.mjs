@@ -1,6 +1,6 @@
 // What the HTTP layer shows: negotiate v0/v1 response shapes, bearer-token authentication on the
 // [Authorize] hub (accepted and refused), and query parameters reaching the hub.
-import { test } from "node:test";
+import { test } from "../../../lib/test.mjs";
 import http from "node:http";
 import assert from "node:assert/strict";
 import WebSocket from "ws";
@@ -48,6 +48,59 @@ test("negotiate v0 returns an id and no token", async () => {
     assert.equal((await negotiate("?negotiateVersion=7")).negotiateVersion, 1);
     assert.deepStrictEqual(await negotiate("?negotiateVersion=x"),
         { error: "The client requested a non-integer protocol version." });
+});
+
+// negotiateVersion=0 (clients before ASP.NET Core 3.0): no connectionToken; the connectionId is
+// what the client connects with (?id=...). Driven by hand over a raw WebSocket, since the stock
+// clients all negotiate version 1.
+test("negotiate v0: the connectionId is the token a WebSocket connects with", async () => {
+    const body = await negotiate("?negotiateVersion=0");
+    assert.match(body.connectionId, CONNECTION_ID_RE);
+    const ws = new WebSocket(`${hubUrl("/chat").replace(/^http/, "ws")}?id=${encodeURIComponent(body.connectionId)}`);
+    const records = [];
+    let waiters = [];
+    let carry = "";
+    ws.on("message", (data) => {
+        carry += data.toString("utf8");
+        const parts = carry.split("\x1e");
+        carry = parts.pop();
+        for (const part of parts) records.push(JSON.parse(part));
+        waiters = waiters.filter((w) => !w());
+    });
+    const next = (match, what) => withTimeout(new Promise((resolve) => {
+        const check = () => {
+            const found = records.find(match);
+            if (found) resolve(found);
+            return !!found;
+        };
+        if (!check()) waiters.push(check);
+    }), TIMEOUT_MS, what);
+    try {
+        await withTimeout(new Promise((resolve, reject) => { ws.on("open", resolve); ws.on("error", reject); }),
+            TIMEOUT_MS, "the WebSocket with the v0 connectionId");
+        ws.send('{"protocol":"json","version":1}\x1e');
+        assert.deepStrictEqual(await next((r) => r.type === undefined, "the handshake answer"), {});
+        const welcome = await next((r) => r.type === 1 && r.target === "welcome", "welcome");
+        if (DIRECT) assert.equal(welcome.arguments[0], body.connectionId, "the backend's id is the negotiated one");
+        ws.send(JSON.stringify({ type: 1, invocationId: "1", target: "Echo", arguments: ["v0"] }) + "\x1e");
+        assert.equal((await next((r) => r.type === 3 && r.invocationId === "1", "the Echo completion")).result, "v0");
+        ws.send(JSON.stringify({ type: 1, invocationId: "2", target: "WhoAmI", arguments: [] }) + "\x1e");
+        const who = (await next((r) => r.type === 3 && r.invocationId === "2", "the WhoAmI completion")).result;
+        assert.equal(who.connectionId, welcome.arguments[0]);
+        assert.equal(who.transport, "WebSockets");
+    } finally {
+        ws.terminate();
+    }
+});
+
+test("a cookie the client sends reaches the backend", async () => {
+    const cookie = `session=${uniqueName("c")}; theme=dark`;
+    const { conn } = await connectChat({ headers: { Cookie: cookie } });
+    try {
+        assert.equal((await conn.invoke("RequestDetails")).cookie, cookie);
+    } finally {
+        await stopAll(conn);
+    }
 });
 
 test("GET on negotiate is refused with 405", async () => {

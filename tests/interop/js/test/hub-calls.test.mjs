@@ -1,12 +1,34 @@
 // Hub invocations over one connection: welcome push, echo of every value type (incl. 1 MB),
 // several arguments, return values, void methods, the exact server error texts, client results,
 // and a second hub (/status).
-import { test } from "node:test";
+import { test } from "../../../lib/test.mjs";
 import assert from "node:assert/strict";
 import {
     PROTOCOL, DIRECT, CONNECTION_ID_RE, TIMEOUT_MS,
     buildConnection, connectChat, nextEvent, withTimeout, stopAll,
 } from "../lib.mjs";
+import { ECHO_VALUES as SHARED_ECHO_VALUES, bigString } from "../../../lib/values.mjs";
+
+// A DateTime end to end: MessagePack carries it as a timestamp (extension type -1) both ways, and
+// the backend's Echo(object) gets a DateTime; JSON carries the ISO 8601 text, which comes back as
+// that text.
+test("a Date argument: a MessagePack timestamp both ways, an ISO string with JSON", async () => {
+    const { conn } = await connectChat();
+    try {
+        for (const when of [new Date(Date.UTC(2024, 1, 29, 12, 34, 56, 789)), new Date(Date.UTC(1969, 6, 20, 20, 17, 40, 0)),
+            new Date(Date.UTC(2106, 1, 7, 6, 28, 16, 1))]) {
+            const back = await conn.invoke("Echo", when);
+            if (PROTOCOL === "messagepack") {
+                assert.ok(back instanceof Date, `Echo of ${when.toISOString()} came back as ${typeof back} ${JSON.stringify(back)}`);
+                assert.equal(back.getTime(), when.getTime(), `Echo of ${when.toISOString()}`);
+            } else {
+                assert.equal(back, when.toISOString());
+            }
+        }
+    } finally {
+        await stopAll(conn);
+    }
+});
 
 test("welcome push arrives on connect with the backend's connection id", async () => {
     const { conn, backendId } = await connectChat();
@@ -22,45 +44,8 @@ test("welcome push arrives on connect with the backend's connection id", async (
     }
 });
 
-// Exactly 1 MiB of UTF-8 mixing 1-, 2-, 3- and 4-byte sequences (whole code points only: a lone
-// surrogate is invalid UTF-16, and the JSON server closes the connection on one).
-function bigString() {
-    const unit = "0123456789abcdef\u00e9\u20ac\u{1F600}";
-    const unitBytes = Buffer.byteLength(unit);
-    const target = 1 << 20;
-    const whole = Math.floor(target / unitBytes);
-    const text = unit.repeat(whole) + "x".repeat(target - whole * unitBytes);
-    assert.equal(Buffer.byteLength(text), target);
-    return text;
-}
-
-const ECHO_VALUES = [
-    ["ascii string", "hello"],
-    ["empty string", ""],
-    ["unicode string", "h\u00e9llo w\u00f6rld \u2014 \u65e5\u672c\u8a9e \u{1F389}"],
-    ["control characters and quotes", "tab\t nl\n rs\u001e nul\u0000 \"q\" back\\slash </script>"],
-    ["zero", 0],
-    ["small int", 42],
-    ["negative int", -7],
-    ["int32 max", 2147483647],
-    ["int32 min", -2147483648],
-    ["uint32 max + 1", 4294967296],
-    ["2^40", 2 ** 40],
-    ["max safe integer", Number.MAX_SAFE_INTEGER],
-    ["min safe integer", -Number.MAX_SAFE_INTEGER],
-    ["double", 3.141592653589793],
-    ["negative double", -0.5],
-    ["huge double", 1e300],
-    ["tiny double", 2.5e-300],
-    ["true", true],
-    ["false", false],
-    ["null", null],
-    ["empty array", []],
-    ["empty object", {}],
-    ["mixed array", [1, "two", null, true, 2.5, [3, [4]]]],
-    ["nested object", { name: "n", list: [1, "two", { three: 3 }], inner: { deep: { deeper: [null, false] } } }],
-    ["1 MB string", bigString()],
-];
+// The values every suite echoes (tests/lib/values.mjs), null, and exactly 1 MiB of mixed UTF-8.
+const ECHO_VALUES = [...SHARED_ECHO_VALUES, ["null", null], ["1 MB string", bigString(1 << 20)]];
 
 test("Echo returns every value type unchanged", async () => {
     const { conn } = await connectChat();

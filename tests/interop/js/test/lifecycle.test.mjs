@@ -1,6 +1,6 @@
 // Connection lifecycle: server-initiated close (Context.Abort), client stop() reaching the
 // backend's OnDisconnectedAsync, and connecting with skipNegotiation (WebSockets only).
-import { test } from "node:test";
+import { test } from "../../../lib/test.mjs";
 import assert from "node:assert/strict";
 import {
     signalR, CONNECTION_ID_RE, TIMEOUT_MS,

@@ -1,6 +1,6 @@
 // Server-initiated sends to several connections: Clients.All and Clients.Group, including that
 // nothing is delivered to a connection after it left the group.
-import { test } from "node:test";
+import { test } from "../../../lib/test.mjs";
 import assert from "node:assert/strict";
 import { connectChat, nextEvent, recordEvents, stopAll, uniqueName } from "../lib.mjs";
 

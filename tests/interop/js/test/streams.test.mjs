@@ -1,6 +1,6 @@
 // Streaming both ways: server->client (all items then completion; cancellation observed by the
 // backend) and client->server upload.
-import { test } from "node:test";
+import { test } from "../../../lib/test.mjs";
 import assert from "node:assert/strict";
 import { signalR, connectChat, pollUntil, withTimeout, stopAll, TIMEOUT_MS } from "../lib.mjs";
 

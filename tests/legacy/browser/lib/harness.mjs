@@ -18,6 +18,7 @@ import http from "node:http";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
+import { listen, pollUntil, withTimeout } from "../../../lib/common.mjs";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(HERE, "..");
@@ -115,10 +116,7 @@ async function startPageServer() {
         }
         res.writeHead(200, { "Content-Type": file.type, "Cache-Control": "no-store" }).end(file.body);
     });
-    await new Promise((resolve, reject) => {
-        server.once("error", reject);
-        server.listen(PAGE_PORT, "127.0.0.1", resolve);
-    });
+    await listen(server, PAGE_PORT);
     return server;
 }
 
@@ -151,6 +149,11 @@ export class Browser {
         const page = await context.newPage();
         page.on("console", (m) => console.push(`[${m.type()}] ${m.text()}`));
         page.on("pageerror", (e) => console.push(`[pageerror] ${e.message}`));
+        // The client's /abort requests in flight, so close() can let them reach the server first.
+        const aborts = new Set();
+        page.on("request", (r) => { if (new URL(r.url()).pathname.endsWith("/abort")) aborts.add(r); });
+        page.on("requestfinished", (r) => aborts.delete(r));
+        page.on("requestfailed", (r) => aborts.delete(r));
         if (PAGE_MODE === "same-origin") {
             await context.route((url) => url.pathname.startsWith(PAGE_PREFIX), async (route) => {
                 const name = new URL(route.request().url()).pathname.slice(PAGE_PREFIX.length);
@@ -169,7 +172,7 @@ export class Browser {
             await context.unrouteAll({ behavior: "wait" });
         }
         const versions = await page.evaluate((url) => window.legacy.configure({ url, logging: true }), LEGACY_URL);
-        return new LegacyPage(context, page, console, versions);
+        return new LegacyPage(context, page, console, versions, aborts);
     }
 
     async close() {
@@ -182,28 +185,24 @@ export class Browser {
 
 // One test page; every method is one page step with a Node-side timeout.
 export class LegacyPage {
-    constructor(context, page, console, versions) {
+    constructor(context, page, console, versions, aborts) {
+        this.aborts = aborts;
         this.context = context;
         this.page = page;
         this.console = console;
         this.versions = versions;
     }
 
-    async step(what, fn, ...args) {
-        let timer;
-        const timeout = new Promise((_, reject) => {
-            timer = setTimeout(() => reject(new Error(`page step '${what}' did not finish within ${STEP_TIMEOUT_MS} ms`)),
-                STEP_TIMEOUT_MS);
-        });
-        try {
-            return await Promise.race([this.page.evaluate(fn, args), timeout]);
-        } finally {
-            clearTimeout(timer);
-        }
+    step(what, fn, ...args) {
+        return withTimeout(this.page.evaluate(fn, args), STEP_TIMEOUT_MS, `page step '${what}'`);
     }
 
-    create(name, hubs) {
-        return this.step(`create ${name}`, ([n, h]) => window.legacy.create(n, h), name, hubs);
+    create(name, hubs, options = {}) {
+        return this.step(`create ${name}`, ([n, h, o]) => window.legacy.create(n, h, o), name, hubs, options);
+    }
+
+    setCookie(text) {
+        return this.step(`set cookie ${text}`, ([t]) => window.legacy.setCookie(t), text);
     }
 
     start(name) {
@@ -242,6 +241,11 @@ export class LegacyPage {
         return this.step(`drop socket of ${name}`, ([n, c, r]) => window.legacy.dropSocket(n, c, r), name, code, reason);
     }
 
+    // Every error the page's clients reported (connection.error), by client name; {} when none.
+    errors() {
+        return this.step("errors of all clients", () => window.legacy.errors());
+    }
+
     stop(name) {
         return this.step(`stop ${name}`, ([n]) => window.legacy.stop(n), name);
     }
@@ -249,8 +253,8 @@ export class LegacyPage {
     // Stops every client and closes the page (its sockets close with it).
     async close() {
         await this.step("stop all", () => window.legacy.stopAll()).catch(() => {});
-        // Let the /abort requests (fetch keepalive) leave before the page goes away.
-        await new Promise((resolve) => setTimeout(resolve, 200));
+        // Let the /abort requests leave before the page goes away (they are answered at once).
+        await pollUntil(() => this.aborts.size, (n) => n === 0, "the clients' /abort requests", 5000).catch(() => {});
         await this.context.close().catch(() => {});
     }
 

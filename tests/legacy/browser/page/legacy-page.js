@@ -102,11 +102,16 @@
         // hubs: { hubName: [event names to record] }. Handlers are registered before start, which
         // is what puts a hub into the client's connectionData (the jQuery client lists only hubs
         // with at least one handler).
-        create: function (name, hubs) {
+        // options.qs: the query string the client adds to every request (its connection.qs), as
+        // pages pass an access token.
+        create: function (name, hubs, options) {
             if (clients[name]) {
                 throw new Error("client '" + name + "' exists already");
             }
             var connection = $.hubConnection(settings.url, { useDefaultPath: false });
+            if (options && options.qs) {
+                connection.qs = options.qs;
+            }
             connection.logging = settings.logging;
             var c = {
                 connection: connection,
@@ -246,6 +251,25 @@
             var c = client(name);
             c.connection.stop();
             return snapshot(c);
+        },
+
+        // Sets a cookie for the page's host (path /); the browser sends it with the client's
+        // requests to the relay (cross-origin too: the jQuery client uses credentials).
+        setCookie: function (text) {
+            window.document.cookie = text + "; path=/";
+            return window.document.cookie;
+        },
+
+        // Every error each client reported through connection.error(...), by client name: the
+        // Node side requires none unless the test expects one.
+        errors: function () {
+            var all = {};
+            $.each(clients, function (name, c) {
+                if (c.errors.length) {
+                    all[name] = c.errors.slice();
+                }
+            });
+            return all;
         },
 
         stopAll: function () {

@@ -7,11 +7,13 @@
 // a null result is left out of the hub result (§6.2), a HubException is {"H":true,"E":<its
 // message>} (§6.2), stream items travel as progress messages (§6.3), a reconnect replays what
 // the client missed (§7.4)), and what the jQuery client does with those (its source).
-import { after, before, test } from "node:test";
+import { after, before, test } from "../../../lib/test.mjs";
 import assert from "node:assert/strict";
 import {
     Browser, LEGACY_URL, PAGE_MODE, TIMEOUT_MS, VERBOSE, checkEnvironment, probeLegacyServer,
 } from "../lib/harness.mjs";
+import { pollUntil, uniqueName as unique } from "../../../lib/common.mjs";
+import { ECHO_VALUES, bigString } from "../../../lib/values.mjs";
 
 // A Core connection id as ASP.NET Core mints them (the backend's Context.ConnectionId).
 const CORE_CONNECTION_ID = /^[A-Za-z0-9_-]{22}$/;
@@ -35,8 +37,9 @@ after(async () => {
     await browser?.close();
 });
 
-// Runs body(page) on a fresh page; prints the page's console when the test fails.
-function scenario(name, body) {
+// Runs body(page) on a fresh page; prints the page's console when the test fails. Afterwards no
+// client of the page may have reported an error (connection.error) unless options.expectErrors.
+function scenario(name, body, options = {}) {
     test(name, { timeout: 120000 }, async () => {
         if (unavailable) {
             throw unavailable;
@@ -45,6 +48,9 @@ function scenario(name, body) {
         let failed = true;
         try {
             await body(page);
+            if (!options.expectErrors) {
+                assert.deepStrictEqual(await page.errors(), {}, "errors the clients reported (connection.error)");
+            }
             failed = false;
         } finally {
             if (failed || VERBOSE) {
@@ -53,10 +59,6 @@ function scenario(name, body) {
             await page.close();
         }
     });
-}
-
-function unique(prefix) {
-    return `${prefix}-${process.pid}-${Date.now()}-${Math.random().toString(36).slice(2, 8)}`;
 }
 
 async function startOk(page, name) {
@@ -92,17 +94,9 @@ async function disconnectInfo(page, probeName, backendId) {
     return value(page, probeName, "chatHub", "GetDisconnectInfo", backendId);
 }
 
-async function waitForDisconnect(page, probeName, backendId) {
-    const deadline = Date.now() + TIMEOUT_MS;
-    let info;
-    while (Date.now() < deadline) {
-        info = await disconnectInfo(page, probeName, backendId);
-        if (info.disconnected === true) {
-            return info;
-        }
-        await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    assert.fail(`the backend never ran OnDisconnectedAsync for ${backendId}; last answer ${JSON.stringify(info)}`);
+function waitForDisconnect(page, probeName, backendId) {
+    return pollUntil(() => disconnectInfo(page, probeName, backendId), (info) => info.disconnected === true,
+        `OnDisconnectedAsync for ${backendId} (the backend's record)`, TIMEOUT_MS, 100);
 }
 
 function broadcastsAt(events, prefix) {
@@ -127,44 +121,6 @@ scenario("ping: the client's /ping request is answered with pong", async (page) 
     assert.deepStrictEqual(await page.ping("a"), { ok: true });
 });
 
-// Exactly 100 KiB of UTF-8 mixing 1-, 2-, 3- and 4-byte sequences (whole code points only).
-function bigString() {
-    const unit = "0123456789abcdef\u00e9\u20ac\u{1F600}";
-    const unitBytes = Buffer.byteLength(unit);
-    const target = 100 * 1024;
-    const whole = Math.floor(target / unitBytes);
-    const text = unit.repeat(whole) + "x".repeat(target - whole * unitBytes);
-    assert.equal(Buffer.byteLength(text), target);
-    return text;
-}
-
-const ECHO_VALUES = [
-    ["ascii string", "hello"],
-    ["empty string", ""],
-    ["unicode string", "h\u00e9llo w\u00f6rld \u2014 \u65e5\u672c\u8a9e \u{1F389} \u2028\u2029"],
-    ["control characters and quotes", "tab\t nl\n rs\u001e nul\u0000 \"q\" back\\slash </script> +&=%"],
-    ["zero", 0],
-    ["small int", 42],
-    ["negative int", -7],
-    ["int32 max", 2147483647],
-    ["int32 min", -2147483648],
-    ["uint32 max + 1", 4294967296],
-    ["2^40", 2 ** 40],
-    ["max safe integer", Number.MAX_SAFE_INTEGER],
-    ["min safe integer", -Number.MAX_SAFE_INTEGER],
-    ["double", 3.141592653589793],
-    ["negative double", -0.5],
-    ["huge double", 1e300],
-    ["tiny double", 2.5e-300],
-    ["true", true],
-    ["false", false],
-    ["empty array", []],
-    ["empty object", {}],
-    ["mixed array", [1, "two", null, true, 2.5, [3, [4]]]],
-    ["nested object", { name: "n", list: [1, "two", { three: 3 }], inner: { deep: { deeper: [null, false] } } }],
-    ["object with legacy field names", { H: "x", M: "y", A: [1], I: "0", R: 1, E: "e", C: "c", S: 1 }],
-];
-
 scenario("Echo returns every JSON value type unchanged", async (page) => {
     await connectChat(page, "a");
     for (const [what, v] of ECHO_VALUES) {
@@ -176,7 +132,7 @@ scenario("Echo returns every JSON value type unchanged", async (page) => {
     const nullEcho = await call(page, "a", "chatHub", "Echo", null);
     assert.equal(nullEcho.hasValue, false, `Echo of null: ${JSON.stringify(nullEcho)}`);
 
-    const big = bigString();
+    const big = bigString(100 * 1024);
     const echoed = await value(page, "a", "chatHub", "Echo", big);
     assert.equal(typeof echoed, "string", "Echo of 100 KiB: type");
     assert.equal(echoed.length, big.length, "Echo of 100 KiB: length");
@@ -350,11 +306,11 @@ scenario("reconnect: a dropped socket comes back and nothing broadcast meanwhile
     assert.equal(back.id, before.id, "same legacy connection after the reconnect");
     assert.equal(back.counts.reconnecting, 1);
 
-    const last = await broadcast("after-1");
+    await broadcast("after-1");
+    const last = await broadcast("after-2");
     await page.waitForEvents("a", "chatHub", "broadcast", 1, last);
-    // A duplicate of an earlier message would come before the live one; a duplicate of the last
-    // one would come right after it.
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    // A duplicate of an earlier message would come before the live ones; a duplicate of after-1
+    // would come before after-2, which travels behind it on the same stream.
     assert.deepStrictEqual(broadcastsAt(await page.events("a", "chatHub", "broadcast"), tag), sent);
 
     // The backend connection survived: no second welcome, same id, no OnDisconnectedAsync, and
@@ -363,6 +319,36 @@ scenario("reconnect: a dropped socket comes back and nothing broadcast meanwhile
     assert.equal((await value(page, "a", "chatHub", "WhoAmI")).connectionId, backendId);
     assert.equal(await value(page, "a", "chatHub", "Add", 7, 8), 15);
     assert.deepStrictEqual(await disconnectInfo(page, "b", backendId), { disconnected: false, hub: null, error: null });
+});
+
+// Legacy pages pass an access token in the query string (connection.qs): the relay carries it to
+// the backend hub, whose [Authorize] accepts only the test token.
+scenario("SecureHub: the test token in the query string (connection.qs)", async (page) => {
+    await page.create("s", { secureHub: ["noop"] }, { qs: { access_token: "good-token" } });
+    await startOk(page, "s");
+    const who = await value(page, "s", "secureHub", "WhoAmI");
+    assert.equal(who.hub, "secure");
+    assert.equal(who.user, "good-user", `the token was not accepted: ${JSON.stringify(who)}`);
+    assert.equal(who.accessToken, "good-token");
+    assert.deepStrictEqual(await value(page, "s", "secureHub", "Echo", [1, "a"]), [1, "a"]);
+});
+
+scenario("SecureHub: a bad token or none, start fails", async (page) => {
+    for (const [name, options] of [["bad", { qs: { access_token: "bad-token" } }], ["none", {}]]) {
+        await page.create(name, { secureHub: ["noop"] }, options);
+        const state = await page.start(name);
+        assert.ok(state.failed, `start with ${name} token succeeded: ${JSON.stringify(state)}`);
+        assert.notEqual(state.state, "connected");
+    }
+}, { expectErrors: true });
+
+scenario("a cookie the page sets reaches the backend with the client's requests", async (page) => {
+    const session = unique("c");
+    await page.setCookie(`session=${session}`);
+    const { backendId } = await connectChat(page, "a");
+    assert.equal((await value(page, "a", "chatHub", "WhoAmI")).connectionId, backendId);
+    const { cookie } = await value(page, "a", "chatHub", "RequestDetails");
+    assert.ok((cookie ?? "").split("; ").includes(`session=${session}`), `the backend saw Cookie ${JSON.stringify(cookie)}`);
 });
 
 // One connection's whole life in one scenario, with small payloads only: what

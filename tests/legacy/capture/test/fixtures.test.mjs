@@ -5,7 +5,7 @@
 //
 //   SIGNALR_LEGACY_URL=http://127.0.0.1:8080/signalr node --test test/fixtures.test.mjs
 //   SIGNALR_REPLAY_PACE=1   keep the recorded pauses (default 0: as fast as the answers come)
-import { test } from "node:test";
+import { test } from "../../../lib/test.mjs";
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";

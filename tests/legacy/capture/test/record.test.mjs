@@ -2,7 +2,7 @@
 // legacy-shaped messages that carry per-run values, a client talks to it through the recorder,
 // and the test checks that every byte passed unchanged and that the file has the documented
 // shape with placeholders where the per-run values were (docs/FIXTURES.md).
-import { test } from "node:test";
+import { test } from "../../../lib/test.mjs";
 import assert from "node:assert/strict";
 import { once } from "node:events";
 import fs from "node:fs";
@@ -12,6 +12,7 @@ import path from "node:path";
 import { PassThrough } from "node:stream";
 import { WebSocket, WebSocketServer } from "ws";
 import { Recorder, rewriteStrings } from "../record.mjs";
+import { pollUntil } from "../../../lib/common.mjs";
 
 const TOKEN = "tok+en/with=chars";
 const CONNECTION_ID = "9a7c7b1e-5e1c-4f5e-b1b7-3f2c9e0a6d11";
@@ -98,9 +99,9 @@ test("records a WebSocket session with placeholders and forwards bytes unchanged
         const received = [];
         ws.on("message", (d) => received.push(d.toString()));
         await once(ws, "open");
-        while (received.length < 2) await new Promise((r) => setTimeout(r, 5));
+        await pollUntil(() => received.length, (n) => n >= 2, "the init frame and the welcome", 10000, 5);
         ws.send(JSON.stringify({ H: "chathub", M: "GetDisconnectInfo", A: [BACKEND_ID], I: 1 }));
-        while (received.length < 3) await new Promise((r) => setTimeout(r, 5));
+        await pollUntil(() => received.length, (n) => n >= 3, "the hub result", 10000, 5);
         assert.equal(received[2], `{ "R" : ["${BACKEND_ID}"],"I":"1" , "x":"caf\u00e9"}`, "bytes pass unchanged");
         ws.send(JSON.stringify({ H: "chathub", M: "close", A: [], I: 2 }));
         const [code, reason] = await once(ws, "close");
