@@ -39,7 +39,9 @@ unit_tests() {
   cmake -S "$root" -B "$root/build/asan" -DCMAKE_BUILD_TYPE=Debug -DSR_SANITIZE=ON >/dev/null &&
     cmake --build "$root/build/asan" -j"$jobs" &&
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-      ctest --test-dir "$root/build/asan" --output-on-failure -j"$jobs"
+      ctest --test-dir "$root/build/asan" --output-on-failure -j"$jobs" &&
+    "$root/scripts/check-config-doc.sh" "$root/build/asan/signalr-relay" &&
+    "$root/scripts/check-install.sh" "$root/build/asan"
 }
 
 fuzz_smoke() {
