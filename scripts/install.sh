@@ -10,6 +10,8 @@
 #                     /usr/local, DIR/etc for any other prefix). An existing relay.json is kept.
 #   --no-systemd      do not install the systemd unit
 #   --help            this text
+#   DESTDIR=DIR       (environment) stage everything under DIR, as packagers do; nothing is
+#                     installed on this machine and systemd is not told
 #
 # The unit goes to PREFIX/lib/systemd/system for the prefixes /usr and /usr/local (both searched
 # by systemd) and to /etc/systemd/system for any other. This script never enables or starts the
@@ -65,19 +67,23 @@ build=$root/build/install
 echo "install.sh: building Release in $build"
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX="$prefix" \
   -DCMAKE_INSTALL_SYSCONFDIR="$sysconfdir" -DSR_INSTALL_SYSTEMD="$systemd" -DSR_SYSTEMD_UNIT_DIR="$unit_dir" >/dev/null
-cmake --build "$build" -j"$(nproc 2>/dev/null || echo 2)" --target sr_installable >/dev/null
+nice cmake --build "$build" -j"$(nproc 2>/dev/null || echo 2)" --target sr_installable >/dev/null
 
-echo "install.sh: installing into $prefix"
-"${as_root[@]}" cmake --install "$build"
+echo "install.sh: installing into ${DESTDIR:-}$prefix"
+if [ -n "${DESTDIR:-}" ]; then
+  as_root=()
+  [ "$(id -u)" -eq 0 ] || ! needs_root "$DESTDIR" || as_root=(sudo)
+fi
+"${as_root[@]}" env DESTDIR="${DESTDIR:-}" cmake --install "$build"
 
 config=$sysconfdir/signalr-relay/relay.json
 echo
-echo "signalr-relay $("$prefix/bin/signalr-relay" --version | awk '{print $2}') is installed:"
+echo "signalr-relay $("$build/signalr-relay" --version | awk '{print $2}') is installed${DESTDIR:+ under $DESTDIR}:"
 echo "  binary:  $prefix/bin/signalr-relay   (--help lists every flag; docs: $prefix/share/doc/signalr-relay/CONFIG.md)"
-echo "  config:  $config   (sample with every key: $prefix/share/signalr-relay/relay.json.example)"
+echo "  config:  $config   (sample with the defaults: $prefix/share/signalr-relay/relay.json.example)"
 if [ "$systemd" = ON ]; then
   echo "  unit:    $unit_dir/signalr-relay.service"
-  if [ -d /run/systemd/system ]; then
+  if [ -z "${DESTDIR:-}" ] && [ -d /run/systemd/system ]; then
     "${as_root[@]}" systemctl daemon-reload
   fi
   cat <<TXT
