@@ -9,7 +9,9 @@
 #   - relay/config.c: every flag the parser compares (strcmp(name, "x") in apply_setting,
 #     strcmp(arg, "--x") in config_parse_args) must be documented, every config-file key
 #     (those flag names, minus the ones a file refuses, plus the file-only keys compared with
-#     strcmp(key, "x")) must be documented, and nothing else may be;
+#     strcmp(key, "x")) must be documented, and nothing else may be; and the Default column must
+#     match what config_init sets (column 4; seconds for *_ms fields, K/M for *_bytes fields), for
+#     every setting stored straight into a field (&cfg->field), --listen and --log-level;
 #   - the binary itself: every documented flag and key is fed to it (a flag with a dummy value,
 #     a key in a temporary config file) and must not be refused as unknown. A final unknown
 #     flag makes sure the relay never starts.
@@ -59,6 +61,25 @@ src_keys() {
   { comm -23 <(echo "$settings") <(echo "$keyed"); comm -13 <(echo "$settings") <(echo "$keyed"); } |
     grep -v '^$' | sort -u
 }
+# "name field" for each setting apply_setting stores straight into a field (&cfg->field).
+src_setting_fields() {
+  awk '/strcmp\(name, "/ { match($0, /strcmp\(name, "[a-z0-9-]+"\)/); name = substr($0, RSTART + 14, RLENGTH - 16); left = 3 }
+       left > 0 { if (match($0, /&cfg->[a-z_]+/)) { print name, substr($0, RSTART + 6, RLENGTH - 6); left = 0 } else left-- }' "$1"
+}
+# "field value" for each default config_init sets: numbers evaluated, strings unquoted.
+src_init_values() {
+  awk '/^void config_init\(/ { on = 1 } on && /^}/ { on = 0 } on' "$1" |
+    sed -nE 's/^ *cfg->([a-z_]+) = (dup_or_die\("(.*)"\)|([0-9u <]+)|LOG_([A-Z]+));$/\1 \3\4\5/p' |
+    while read -r field value; do
+      if [[ $value =~ ^[0-9u\ \<]+$ ]]; then value=$(( ${value//u/} )); fi
+      [[ $value =~ ^[A-Z]+$ ]] && value=${value,,}
+      echo "$field $value"
+    done
+}
+# The documented default of FLAG: the first `...` of the row's Default column, as written.
+doc_default() { doc_rows "$1" | awk -F'|' -v f="\`$2 " '$2 ~ f || $2 ~ f"`" {print $4}' | grep -oE '`[^`]*`' | head -1 | tr -d '`'; }
+# "4M" -> 4194304, "256K" -> 262144, "15" -> 15, "0.5" -> 0.5
+doc_number() { case "$1" in *[kK]) echo $(( ${1%?} << 10 )) ;; *[mM]) echo $(( ${1%?} << 20 )) ;; *) echo "$1" ;; esac; }
 help_flags() { "$relay" --help | grep -oE '(^|[^a-z0-9-])--[a-z0-9][a-z0-9-]*' | grep -oE -- '--[a-z0-9-]+' | sort -u; }
 
 # --- probes of the binary ----------------------------------------------------------------------------
@@ -105,6 +126,33 @@ check() {
       echo "flag $f is in docs/CONFIG.md but the relay binary refuses it as unknown"; problems=1
     fi
   done
+  # Defaults: what config_init sets, against the Default column (seconds for *_ms fields).
+  local inits field value want got
+  inits=$(src_init_values "$src")
+  [ "$(src_setting_fields "$src" | grep -c .)" -ge 5 ] && [ "$(echo "$inits" | grep -c .)" -ge 5 ] ||
+    { echo "relay/config.c: cannot find the defaults (config_init) or their flags; update scripts/check-config-doc.sh"; problems=1; }
+  while read -r f field; do
+    value=$(awk -v k="$field" '$1 == k { $1 = ""; sub(/^ /, ""); print; exit }' <<<"$inits")
+    grep -q "^$field\( \|$\)" <<<"$inits" || continue
+    got=$(doc_default "$doc" "--$f")
+    [ "$got" = '""' ] && got=
+    if [[ $field == *_ms ]]; then
+      want=$value; got=$(awk -v s="$got" 'BEGIN { if (s ~ /^[0-9.]+$/) printf "%d", s * 1000 + 0.5; else print "?" }')
+    elif [[ $field == *_bytes ]]; then
+      want=$value; got=$(doc_number "$got")
+    else
+      want=$value
+    fi
+    if [ "$got" != "$want" ]; then
+      echo "flag --$f: docs/CONFIG.md gives the default '$(doc_default "$doc" "--$f")', relay/config.c sets $field = '$value'"; problems=1
+    fi
+  done < <(src_setting_fields "$src")
+  want="$(awk '$1 == "listen_address" {print $2}' <<<"$inits"):$(awk '$1 == "listen_port" {print $2}' <<<"$inits")"
+  [ "$(doc_default "$doc" --listen)" = "$want" ] ||
+    { echo "flag --listen: docs/CONFIG.md gives the default '$(doc_default "$doc" --listen)', relay/config.c sets $want"; problems=1; }
+  want=$(awk '$1 == "log_level" {print $2}' <<<"$inits")
+  [ "$(doc_default "$doc" --log-level)" = "$want" ] ||
+    { echo "flag --log-level: docs/CONFIG.md gives the default '$(doc_default "$doc" --log-level)', relay/config.c sets $want"; problems=1; }
   for k in $(comm -23 <(echo "$skeys") <(echo "$dkeys")); do
     echo "config-file key \"$k\" is accepted by relay/config.c but not in docs/CONFIG.md"; problems=1
   done
