@@ -21,6 +21,7 @@
 # and a copy of CONFIG.md with one invented flag, must each fail.
 # Exit status 0 when everything agrees, 1 with one line per disagreement otherwise.
 set -euo pipefail
+export LC_ALL=C
 root=$(cd "$(dirname "$0")/.." && pwd)
 
 case "${1:-}" in
