@@ -15,8 +15,9 @@
 #   - the binary itself: every documented flag and key is fed to it (a flag with a dummy value,
 #     a key in a temporary config file) and must not be refused as unknown. A final unknown
 #     flag makes sure the relay never starts.
-# Also: --help must mention every flag config.c accepts, and packaging/relay.json.example must
-# use documented keys only and load cleanly.
+# Also: --help must mention every flag config.c accepts, packaging/relay.json.example must
+# use documented keys only and load cleanly, and so must the JSON examples of CONFIG.md and
+# README.md.
 # Then two negative controls prove the check still bites: a copy of config.c with one extra flag,
 # and a copy of CONFIG.md with one invented flag, must each fail.
 # Exit status 0 when everything agrees, 1 with one line per disagreement otherwise.
@@ -183,6 +184,17 @@ if [ -f "$sample" ]; then
     echo "packaging/relay.json.example does not load: $out"; status=1
   fi
 fi
+
+# Every ```json example in docs/CONFIG.md and README.md loads too.
+for md in "$doc" "$root/README.md"; do
+  rm -f "$work"/example*.json
+  awk -v dir="$work" '/^```json$/ { n++; f = dir "/example" n ".json"; on = 1; next } /^```$/ { on = 0 } on { print > f }' "$md"
+  for f in "$work"/example*.json; do
+    [ -e "$f" ] || continue
+    out=$(timeout 20 "$relay" --config "$f" "$sentinel" x 2>&1 >/dev/null || true)
+    grep -qF "unknown option '$sentinel'" <<<"$out" || { echo "a JSON example in ${md#"$root"/} does not load: $out"; status=1; }
+  done
+done
 
 # Negative controls: the check must fail on a flag added to config.c without docs, and on a
 # documented flag that does not exist.
