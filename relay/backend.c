@@ -67,8 +67,8 @@ static void connect_info_init(struct lws_client_connect_info *info, struct relay
                               size_t host_len, const struct forwarded *fwd)
 {
     memset(info, 0, sizeof *info);
-    info->context = relay->lws;
-    info->vhost = relay->vhost;
+    info->context = relay->loop.lws;
+    info->vhost = relay->loop.vhost;
     info->address = route->backend_host;
     info->port = route->backend_port;
     info->ssl_connection = route->backend_tls ? LCCSCF_USE_SSL : 0;
@@ -78,7 +78,7 @@ static void connect_info_init(struct lws_client_connect_info *info, struct relay
     const char *origin = header_list_get(&fwd->headers, "origin:");
     info->origin = origin ? origin : host_header;
     info->iface = relay_next_backend_source(relay);
-    info->retry_and_idle_policy = &relay_lws_retry_policy;
+    info->retry_and_idle_policy = &loop_lws_retry_policy;
     info->ietf_version_or_minus_one = -1;
 }
 
@@ -167,7 +167,7 @@ void backend_negotiate_cancel(struct backend_negotiate *r)
     r->cb = NULL;
     /* While the context is being destroyed lws closes every wsi itself; its timer list may
      * already be half torn down, so no lws call here. */
-    if (r->wsi && !r->relay->destroying)
+    if (r->wsi && !r->relay->loop.destroying)
         lws_set_timeout(r->wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
 }
 
@@ -260,7 +260,7 @@ static void link_free(struct backend_link *link)
     msg_queue_clear(&link->out);
     wsmsg_free(link->rx_partial);
     forwarded_free(&link->fwd);
-    link->relay->stats.backend_links_active--;
+    link->relay->loop.stats.backend_links_active--;
     free(link);
 }
 
@@ -285,7 +285,7 @@ struct backend_link *backend_link_open(struct relay *relay, const struct backend
     link->ops = ops;
     link->owner = owner;
     msg_queue_init(&link->out);
-    relay->stats.backend_links_active++;
+    relay->loop.stats.backend_links_active++;
 
     struct buf path, id_arg;
     buf_init(&path);
@@ -328,14 +328,14 @@ bool backend_link_send(struct backend_link *link, struct wsmsg *msg)
         wsmsg_free(msg);
         return false;
     }
-    link->relay->stats.messages_to_backend++;
-    link->relay->stats.bytes_to_backend += msg->len;
+    link->relay->loop.stats.messages_to_backend++;
+    link->relay->loop.stats.bytes_to_backend += msg->len;
     if (link->state != LINK_OPEN || !link->wsi) {
         msg_queue_push(&link->out, msg); /* written once the WebSocket is open */
     } else if (!wsmsg_send(link->wsi, &link->out, msg)) {
         return false;
     }
-    if (link->out.bytes > link->relay->cfg->max_buffered_bytes)
+    if (link->out.bytes > link->relay->loop.cfg->max_buffered_bytes)
         link->above_high_water = true;
     return true;
 }
@@ -356,7 +356,7 @@ void backend_link_close(struct backend_link *link)
     link->ops = NULL;
     if (link->state == LINK_CLOSING)
         return;
-    if (link->relay->destroying) { /* lws is closing every wsi itself (see backend_negotiate_cancel) */
+    if (link->relay->loop.destroying) { /* lws is closing every wsi itself (see backend_negotiate_cancel) */
         link->state = LINK_CLOSING;
         return;
     }
@@ -375,22 +375,22 @@ void backend_link_close(struct backend_link *link)
 static int link_receive(struct backend_link *link, struct lws *wsi, const void *in, size_t len)
 {
     struct wsmsg *whole;
-    switch (wsmsg_receive(&link->rx_partial, wsi, in, len, link->relay->cfg->max_message_bytes, &whole)) {
+    switch (wsmsg_receive(&link->rx_partial, wsi, in, len, link->relay->loop.cfg->max_message_bytes, &whole)) {
     case WSMSG_RX_PARTIAL:
         return 0;
     case WSMSG_RX_NOMEM:
         return -1;
     case WSMSG_RX_TOO_LARGE:
-        link->relay->stats.protocol_errors++;
+        link->relay->loop.stats.protocol_errors++;
         log_warn("backend: a message over --max-message-size (%zu bytes); closing the link",
-                 link->relay->cfg->max_message_bytes);
+                 link->relay->loop.cfg->max_message_bytes);
         link_report_closed(link, "the backend sent a message larger than the relay's --max-message-size");
         return -1;
     case WSMSG_RX_WHOLE:
         break;
     }
-    link->relay->stats.messages_to_clients++;
-    link->relay->stats.bytes_to_clients += whole->len;
+    link->relay->loop.stats.messages_to_clients++;
+    link->relay->loop.stats.bytes_to_clients += whole->len;
     if (link->ops)
         link->ops->message(link->owner, whole);
     else
@@ -402,7 +402,7 @@ static int link_writeable(struct backend_link *link, struct lws *wsi)
 {
     if (!wsmsg_flush(wsi, &link->out))
         return -1;
-    if (link->above_high_water && link->out.bytes <= link->relay->cfg->max_buffered_bytes / 2) {
+    if (link->above_high_water && link->out.bytes <= link->relay->loop.cfg->max_buffered_bytes / 2) {
         link->above_high_water = false;
         if (link->ops && link->ops->drained)
             link->ops->drained(link->owner);
@@ -439,7 +439,7 @@ static int link_callback(struct lws *wsi, enum lws_callback_reasons reason, void
         return link_writeable(link, wsi);
     case LWS_CALLBACK_CLIENT_CONNECTION_ERROR:
         link->wsi = NULL;
-        link->relay->stats.backend_failures++;
+        link->relay->loop.stats.backend_failures++;
         if (link->connecting) {
             link->failed_while_connecting = true;
             return 0;

@@ -97,7 +97,7 @@ static void accept_backend_reply(struct negotiation *n, const char *body, size_t
             set_text_reply(n, 500, "The relay could not complete negotiate.");
         } else {
             n->in_table = true;
-            relay_timer_schedule(n->relay, &n->expiry, clock_now_ms() + n->relay->cfg->negotiate_ttl_ms);
+            loop_timer_schedule(&n->relay->loop, &n->expiry, clock_now_ms() + n->relay->loop.cfg->negotiate_ttl_ms);
             set_reply(n, 200, "application/json", out.data, out.len);
         }
     }
@@ -110,7 +110,7 @@ static void backend_negotiated(void *owner, unsigned status, const char *body, s
     struct negotiation *n = owner;
     n->request = NULL;
     if (status == 0) {
-        n->relay->stats.backend_failures++;
+        n->relay->loop.stats.backend_failures++;
         log_warn("negotiate: backend for hub %s unreachable: %s", n->hub->name, error);
         char text[512];
         snprintf(text, sizeof text, "The backend hub '%s' is unreachable: %s", n->hub->name, error);
@@ -158,7 +158,7 @@ int core_negotiate_begin(struct relay *relay, struct lws *wsi, const struct hub_
     n->client_version = version;
     n->http_wsi = wsi;
     timer_entry_init(&n->expiry, negotiation_expired);
-    relay->stats.negotiations++;
+    relay->loop.stats.negotiations++;
 
     char forwarded_for[512];
     struct header_list headers;

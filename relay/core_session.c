@@ -42,9 +42,9 @@ static void queue_to_client(struct core_session *s, struct wsmsg *m)
 {
     s->last_sent_ms = clock_now_ms();
     wsmsg_send(s->wsi, &s->to_client, m);
-    if (!s->backend_paused && s->backend && s->to_client.bytes > s->relay->cfg->max_buffered_bytes) {
+    if (!s->backend_paused && s->backend && s->to_client.bytes > s->relay->loop.cfg->max_buffered_bytes) {
         s->backend_paused = true;
-        s->relay->stats.flow_control_pauses++;
+        s->relay->loop.stats.flow_control_pauses++;
         backend_link_pause_reading(s->backend, true);
     }
 }
@@ -144,7 +144,7 @@ static uint32_t random_u32(void)
 
 static void arm_keepalive(struct core_session *s, uint64_t from)
 {
-    relay_timer_schedule(s->relay, &s->keepalive_timer, from + s->relay->cfg->keepalive_ms);
+    loop_timer_schedule(&s->relay->loop, &s->keepalive_timer, from + s->relay->loop.cfg->keepalive_ms);
 }
 
 static void keepalive_due(struct timer_entry *e)
@@ -153,7 +153,7 @@ static void keepalive_due(struct timer_entry *e)
     uint64_t now = clock_now_ms();
     if (s->state != CORE_OPEN)
         return;
-    if (now - s->last_sent_ms >= s->relay->cfg->keepalive_ms) {
+    if (now - s->last_sent_ms >= s->relay->loop.cfg->keepalive_ms) {
         if (is_binary(s))
             send_bytes_to_client(s, msgpack_ping, sizeof msgpack_ping - 1, true);
         else
@@ -172,12 +172,12 @@ static void timeout_due(struct timer_entry *e)
     }
     if (s->state != CORE_OPEN)
         return;
-    uint64_t deadline = s->last_received_ms + s->relay->cfg->client_timeout_ms;
+    uint64_t deadline = s->last_received_ms + s->relay->loop.cfg->client_timeout_ms;
     if (now < deadline) {
-        relay_timer_schedule(s->relay, &s->timeout_timer, deadline);
+        loop_timer_schedule(&s->relay->loop, &s->timeout_timer, deadline);
         return;
     }
-    log_info("session %s: client silent for %u ms, closing", s->connection_id, s->relay->cfg->client_timeout_ms);
+    log_info("session %s: client silent for %u ms, closing", s->connection_id, s->relay->loop.cfg->client_timeout_ms);
     close_with_error(s, "Connection closed with an error.", true);
 }
 
@@ -215,7 +215,7 @@ static void skip_negotiation_done(void *owner, unsigned status, const char *body
             snprintf(why, sizeof why, "negotiate answered HTTP %u", status);
         else
             snprintf(why, sizeof why, "%s", error ? error : "unreachable");
-        s->relay->stats.backend_failures++;
+        s->relay->loop.stats.backend_failures++;
         report_backend_loss(s, why);
         return;
     }
@@ -313,9 +313,9 @@ static void forward_to_backend(struct core_session *s, struct wsmsg *m)
         msg_queue_push(&s->early, m);
         queued = s->early.bytes;
     }
-    if (!s->client_paused && queued > s->relay->cfg->max_buffered_bytes) {
+    if (!s->client_paused && queued > s->relay->loop.cfg->max_buffered_bytes) {
         s->client_paused = true;
-        s->relay->stats.flow_control_pauses++;
+        s->relay->loop.stats.flow_control_pauses++;
         lws_rx_flow_control(s->wsi, 0);
     }
 }
@@ -328,7 +328,7 @@ static void watch_for_first_ping(struct core_session *s, const char *data, size_
         !(kinds & CORE_KIND_BIT(HUB_MSG_PING)))
         return;
     s->client_pinged = true;
-    relay_timer_schedule(s->relay, &s->timeout_timer, s->last_received_ms + s->relay->cfg->client_timeout_ms);
+    loop_timer_schedule(&s->relay->loop, &s->timeout_timer, s->last_received_ms + s->relay->loop.cfg->client_timeout_ms);
 }
 
 /* Collects handshake bytes; once the record is whole, checks it and forwards
@@ -369,7 +369,7 @@ static void handle_handshake_bytes(struct core_session *s, struct wsmsg *m)
         fail_handshake(s, s->backend_failure);
     } else {
         s->state = CORE_OPEN;
-        s->relay->stats.sessions_opened++;
+        s->relay->loop.stats.sessions_opened++;
         timer_cancel(&s->timeout_timer);
         watch_for_first_ping(s, s->handshake.data + consumed, s->handshake.len - consumed);
         struct wsmsg *all = wsmsg_copy(s->handshake.data, s->handshake.len, false);
@@ -403,15 +403,15 @@ int core_session_receive(struct core_session *s, const void *in, size_t len)
 {
     s->last_received_ms = clock_now_ms();
     struct wsmsg *whole;
-    switch (wsmsg_receive(&s->rx_partial, s->wsi, in, len, s->relay->cfg->max_message_bytes, &whole)) {
+    switch (wsmsg_receive(&s->rx_partial, s->wsi, in, len, s->relay->loop.cfg->max_message_bytes, &whole)) {
     case WSMSG_RX_PARTIAL:
         return 0;
     case WSMSG_RX_NOMEM:
         return -1;
     case WSMSG_RX_TOO_LARGE:
-        s->relay->stats.protocol_errors++;
+        s->relay->loop.stats.protocol_errors++;
         log_warn("session %s: client message over --max-message-size (%zu bytes); closing", s->connection_id,
-                 s->relay->cfg->max_message_bytes);
+                 s->relay->loop.cfg->max_message_bytes);
         /* allowReconnect as ASP.NET Core sends it when a message exceeds its own limit. */
         if (s->state == CORE_OPEN)
             close_with_error(s, "Connection closed with an error. The message exceeded the relay's maximum message size.", true);
@@ -429,7 +429,7 @@ int core_session_writeable(struct core_session *s)
 {
     if (!wsmsg_flush(s->wsi, &s->to_client))
         return -1;
-    if (s->backend_paused && s->backend && s->to_client.bytes <= s->relay->cfg->max_buffered_bytes / 2) {
+    if (s->backend_paused && s->backend && s->to_client.bytes <= s->relay->loop.cfg->max_buffered_bytes / 2) {
         s->backend_paused = false;
         backend_link_pause_reading(s->backend, false);
     }
@@ -478,7 +478,7 @@ struct core_session *core_session_create(struct relay *relay, struct lws *wsi, c
         core_negotiation_free(negotiation);
     }
     list_push_back(&relay->sessions, &s->link);
-    relay->stats.sessions_active++;
+    relay->loop.stats.sessions_active++;
     return s;
 }
 
@@ -487,9 +487,9 @@ void core_session_established(struct core_session *s)
     uint64_t now = clock_now_ms();
     s->last_received_ms = now;
     s->last_sent_ms = now;
-    relay_timer_schedule(s->relay, &s->timeout_timer, now + s->relay->cfg->handshake_timeout_ms);
+    loop_timer_schedule(&s->relay->loop, &s->timeout_timer, now + s->relay->loop.cfg->handshake_timeout_ms);
     /* Spread keepalives: the first one comes up to 10% early. */
-    s->last_sent_ms = now - (s->relay->cfg->keepalive_ms - timer_jitter(s->relay->cfg->keepalive_ms, random_u32(), 10));
+    s->last_sent_ms = now - (s->relay->loop.cfg->keepalive_ms - timer_jitter(s->relay->loop.cfg->keepalive_ms, random_u32(), 10));
     if (s->backend_token) {
         open_backend_link(s);
         return;
@@ -513,8 +513,8 @@ void core_session_destroy(struct core_session *s)
     wsmsg_free(s->rx_partial);
     buf_free(&s->handshake);
     list_unlink(&s->link);
-    s->relay->stats.sessions_active--;
-    s->relay->stats.sessions_closed++;
+    s->relay->loop.stats.sessions_active--;
+    s->relay->loop.stats.sessions_closed++;
     free(s->backend_token);
     free(s->backend_failure);
     free(s->query);

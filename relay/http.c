@@ -211,10 +211,10 @@ void http_forwarded_for(struct lws *wsi, char *out, size_t len)
 
 bool http_allowed_origin(const struct relay *relay, struct lws *wsi, char *out, size_t len)
 {
-    if (relay->cfg->cors_origin_count == 0 || http_header(wsi, WSI_TOKEN_ORIGIN, out, len) <= 0)
+    if (relay->loop.cfg->cors_origin_count == 0 || http_header(wsi, WSI_TOKEN_ORIGIN, out, len) <= 0)
         return false;
-    for (size_t i = 0; i < relay->cfg->cors_origin_count; i++)
-        if (strcmp(relay->cfg->cors_origins[i], out) == 0)
+    for (size_t i = 0; i < relay->loop.cfg->cors_origin_count; i++)
+        if (strcmp(relay->loop.cfg->cors_origins[i], out) == 0)
             return true;
     return false;
 }

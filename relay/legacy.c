@@ -24,7 +24,7 @@ enum legacy_transport { TRANSPORT_UNKNOWN, TRANSPORT_WEBSOCKETS, TRANSPORT_SSE, 
 
 const char *legacy_route(const struct relay *relay, const char *path)
 {
-    const char *base = relay->cfg->legacy_path;
+    const char *base = relay->loop.cfg->legacy_path;
     size_t n = strlen(base);
     if (n == 0 || strncasecmp(path, base, n) != 0)
         return NULL;
@@ -117,7 +117,7 @@ static int negotiate(struct relay *relay, struct lws *wsi)
     }
     struct span names[LEGACY_MAX_HUBS];
     for (size_t i = 0; i < hubs.count; i++) {
-        if (!config_find_hub(relay->cfg, hubs.names[i].ptr, hubs.names[i].len) || hubs.names[i].len > CONN_TOKEN_MAX_HUB_LEN) {
+        if (!config_find_hub(relay->loop.cfg, hubs.names[i].ptr, hubs.names[i].len) || hubs.names[i].len > CONN_TOKEN_MAX_HUB_LEN) {
             char text[300];
             snprintf(text, sizeof text, "'%.*s' Hub could not be resolved.", (int)hubs.names[i].len, hubs.names[i].ptr);
             legacy_hub_list_release(&hubs);
@@ -133,7 +133,7 @@ static int negotiate(struct relay *relay, struct lws *wsi)
               conn_token_mint(&relay->token_key, span_from_cstr(id), SPAN_LIT(""), names, hubs.count,
                               clock_now_ms(), &token);
     legacy_hub_list_release(&hubs);
-    const struct relay_config *cfg = relay->cfg;
+    const struct relay_config *cfg = relay->loop.cfg;
     struct legacy_negotiate n = {
         .url = span_from_cstr(cfg->legacy_path),
         .connection_token = buf_span(&token),
@@ -148,7 +148,7 @@ static int negotiate(struct relay *relay, struct lws *wsi)
     };
     int rc;
     if (ok && legacy_negotiate_encode(&body, &n)) {
-        relay->stats.legacy_negotiations++;
+        relay->loop.stats.legacy_negotiations++;
         rc = http_respond(relay, wsi, 200, JSON_UTF8, body.data, body.len);
     } else {
         rc = respond_text(relay, wsi, 500, "The relay could not complete negotiate.");

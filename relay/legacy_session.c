@@ -64,8 +64,8 @@ static void queue_text(struct legacy_session *s, const char *data, size_t len)
     if (!m)
         return;
     s->last_sent_ms = clock_now_ms();
-    s->relay->stats.messages_to_clients++;
-    s->relay->stats.bytes_to_clients += len;
+    s->relay->loop.stats.messages_to_clients++;
+    s->relay->loop.stats.bytes_to_clients += len;
     if (!s->channel_live) {
         /* Not established yet: lws writes nothing before ESTABLISHED. */
         msg_queue_push(&s->to_client, m);
@@ -143,7 +143,7 @@ static void send_error_frame(struct legacy_session *s, const char *text)
 
 static struct route_state *route_state_of(struct relay *relay, const struct hub_route *route)
 {
-    return &relay->route_states[route - relay->cfg->hubs];
+    return &relay->route_states[route - relay->loop.cfg->hubs];
 }
 
 static bool route_is_streaming(struct relay *relay, const struct hub_route *route, const char *method)
@@ -399,7 +399,7 @@ static bool handle_core_record(struct legacy_link *l, struct span record)
         default: break; /* pings and anything else need nothing from us */
         }
     } else if (st != PROTO_UNKNOWN_TYPE) {
-        l->session->relay->stats.protocol_errors++;
+        l->session->relay->loop.stats.protocol_errors++;
     }
     hub_msg_release(&msg);
     return alive;
@@ -448,7 +448,7 @@ static void link_negotiated(void *owner, unsigned status, const char *body, size
     l->negotiating = NULL;
     char why[300];
     if (status != 200) {
-        l->session->relay->stats.backend_failures++;
+        l->session->relay->loop.stats.backend_failures++;
         if (status)
             snprintf(why, sizeof why, "negotiate answered HTTP %u", status);
         else
@@ -579,7 +579,7 @@ int legacy_session_start_writeable(struct legacy_start_wait *w, struct lws *wsi)
     s->start.wsi = NULL;
     lws_set_opaque_user_data(wsi, NULL);
     if (s->closing)
-        relay_timer_schedule(s->relay, &s->reap_timer, clock_now_ms());
+        loop_timer_schedule(&s->relay->loop, &s->reap_timer, clock_now_ms());
     return answer_start(s, wsi);
 }
 
@@ -587,14 +587,14 @@ void legacy_session_start_abandoned(struct legacy_start_wait *w)
 {
     w->wsi = NULL;
     if (w->session->closing)
-        relay_timer_schedule(w->session->relay, &w->session->reap_timer, clock_now_ms());
+        loop_timer_schedule(&w->session->relay->loop, &w->session->reap_timer, clock_now_ms());
 }
 
 /* -------------------------------------------------------------- timers */
 
 static void arm_keepalive(struct legacy_session *s)
 {
-    relay_timer_schedule(s->relay, &s->keepalive_timer, s->last_sent_ms + s->relay->cfg->legacy_keepalive_ms);
+    loop_timer_schedule(&s->relay->loop, &s->keepalive_timer, s->last_sent_ms + s->relay->loop.cfg->legacy_keepalive_ms);
 }
 
 /* Keep-alive `{}` when nothing else was sent for an interval, as the original.
@@ -609,7 +609,7 @@ static void keepalive_due(struct timer_entry *e)
     struct legacy_session *s = list_container_of(e, struct legacy_session, keepalive_timer);
     if (!s->wsi || s->closing)
         return;
-    uint64_t now = clock_now_ms(), interval = s->relay->cfg->legacy_keepalive_ms;
+    uint64_t now = clock_now_ms(), interval = s->relay->loop.cfg->legacy_keepalive_ms;
     if (now - s->last_heard_ms >= 3 * interval) {
         log_info("legacy %s: nothing heard from the client for %llu ms; closing its dead socket", s->connection_id,
                  (unsigned long long)(now - s->last_heard_ms));
@@ -622,7 +622,7 @@ static void keepalive_due(struct timer_entry *e)
     }
     if (now - s->last_sent_ms >= interval)
         queue_text(s, LEGACY_KEEPALIVE_FRAME, sizeof LEGACY_KEEPALIVE_FRAME - 1);
-    relay_timer_schedule(s->relay, &s->keepalive_timer, now + interval);
+    loop_timer_schedule(&s->relay->loop, &s->keepalive_timer, now + interval);
 }
 
 void legacy_session_heard(struct legacy_session *s)
@@ -659,7 +659,7 @@ static void session_free(struct legacy_session *s)
     header_list_free(&s->headers);
     free(s->query);
     list_unlink(&s->all);
-    s->relay->stats.legacy_sessions_active--;
+    s->relay->loop.stats.legacy_sessions_active--;
     free(s);
 }
 
@@ -693,7 +693,7 @@ static void session_end(struct legacy_session *s, const char *error_text)
         lws_callback_on_writable(s->wsi);
     }
     timer_cancel(&s->disconnect_timer);
-    relay_timer_schedule(s->relay, &s->reap_timer, clock_now_ms());
+    loop_timer_schedule(&s->relay->loop, &s->reap_timer, clock_now_ms());
 }
 
 struct legacy_session *legacy_session_create(struct relay *relay, const char *connection_id,
@@ -723,7 +723,7 @@ struct legacy_session *legacy_session_create(struct relay *relay, const char *co
     timer_entry_init(&s->keepalive_timer, keepalive_due);
     timer_entry_init(&s->disconnect_timer, disconnect_due);
     timer_entry_init(&s->reap_timer, reap_due);
-    relay->stats.legacy_sessions_active++;
+    relay->loop.stats.legacy_sessions_active++;
     list_push_back(&relay->legacy_list, &s->all);
     if (dict_insert(&relay->legacy_sessions, &s->entry, span_from_cstr(s->connection_id)) != DICT_OK) {
         session_free(s);
@@ -731,7 +731,7 @@ struct legacy_session *legacy_session_create(struct relay *relay, const char *co
     }
     s->in_table = true;
     for (size_t i = 0; i < hubs->count; i++) {
-        const struct hub_route *route = config_find_hub(relay->cfg, hubs->names[i].ptr, hubs->names[i].len);
+        const struct hub_route *route = config_find_hub(relay->loop.cfg, hubs->names[i].ptr, hubs->names[i].len);
         if (route && !find_link(s, span_from_cstr(route->name)))
             link_open(s, route, hubs->names[i], true);
     }
@@ -806,7 +806,7 @@ static void forward_invocation(struct legacy_session *s, struct hub_msg *msg)
         l = NULL;
     }
     if (!l) {
-        const struct hub_route *route = config_find_hub(s->relay->cfg, msg->hub.ptr, msg->hub.len);
+        const struct hub_route *route = config_find_hub(s->relay->loop.cfg, msg->hub.ptr, msg->hub.len);
         if (!route) {
             char text[200];
             snprintf(text, sizeof text, "'%.*s' Hub could not be resolved.", (int)msg->hub.len, msg->hub.ptr);
@@ -850,9 +850,9 @@ static void forward_invocation(struct legacy_session *s, struct hub_msg *msg)
         call_free(c);
         return;
     }
-    if (l->backend && backend_link_queued(l->backend) > s->relay->cfg->max_buffered_bytes && s->wsi) {
+    if (l->backend && backend_link_queued(l->backend) > s->relay->loop.cfg->max_buffered_bytes && s->wsi) {
         s->client_paused = true;
-        s->relay->stats.flow_control_pauses++;
+        s->relay->loop.stats.flow_control_pauses++;
         lws_rx_flow_control(s->wsi, 0);
     }
 }
@@ -866,7 +866,7 @@ static void handle_client_text(struct legacy_session *s, const char *data, size_
     if (st == PROTO_OK) {
         forward_invocation(s, &msg);
     } else {
-        s->relay->stats.protocol_errors++;
+        s->relay->loop.stats.protocol_errors++;
         log_info("legacy %s: unreadable invocation (%s: %s)", s->connection_id, proto_status_name(st), err.detail);
         /* Answer with an error if the id could be read, as the original answers bad calls. */
         if (span_is_set(msg.invocation_id) && msg.invocation_id.len > 0) {
@@ -885,13 +885,13 @@ int legacy_session_receive(struct legacy_session *s, const void *in, size_t len)
     if (s->closing)
         return 0;
     struct wsmsg *whole;
-    switch (wsmsg_receive(&s->rx_partial, s->wsi, in, len, s->relay->cfg->max_message_bytes, &whole)) {
+    switch (wsmsg_receive(&s->rx_partial, s->wsi, in, len, s->relay->loop.cfg->max_message_bytes, &whole)) {
     case WSMSG_RX_PARTIAL:
         return 0;
     case WSMSG_RX_NOMEM:
         return -1;
     case WSMSG_RX_TOO_LARGE:
-        s->relay->stats.protocol_errors++;
+        s->relay->loop.stats.protocol_errors++;
         log_warn("legacy %s: client message over --max-message-size; ending the connection", s->connection_id);
         session_end(s, "The message exceeded the relay's maximum message size.");
         return 0;
@@ -935,13 +935,13 @@ void legacy_session_channel_closed(struct legacy_session *s, struct lws *wsi)
     s->rx_partial = NULL;
     timer_cancel(&s->keepalive_timer);
     if (s->closing) {
-        relay_timer_schedule(s->relay, &s->reap_timer, clock_now_ms());
+        loop_timer_schedule(&s->relay->loop, &s->reap_timer, clock_now_ms());
         return;
     }
     /* The client may come back through /reconnect: keep the backend links
      * for DisconnectTimeout plus the original's 5 s transport threshold. */
-    relay_timer_schedule(s->relay, &s->disconnect_timer,
-                         clock_now_ms() + s->relay->cfg->legacy_disconnect_ms + 5000);
+    loop_timer_schedule(&s->relay->loop, &s->disconnect_timer,
+                         clock_now_ms() + s->relay->loop.cfg->legacy_disconnect_ms + 5000);
 }
 
 void legacy_session_abort(struct legacy_session *s)

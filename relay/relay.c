@@ -1,4 +1,4 @@
-/* relay.c - the lws context, HTTP routing and the timer wheel's one OS timer (see relay.h). */
+/* relay.c - the relay process: start, HTTP routing, shutdown (see relay.h). */
 #include "relay/relay.h"
 
 #include <openssl/rand.h>
@@ -16,75 +16,13 @@
 #include "relay/legacy_session.h"
 #include "relay/log.h"
 
-/* ----------------------------------------------------------- timer wheel */
-
-/* The wheel's one OS-level timer. On lws' own poll() loop it is an lws
- * scheduled callback; on our libev loop it is an ev_timer, because lws 4.1
- * re-arms its libev timer only after socket activity (its idle watcher runs
- * after an I/O callback), so wheel deadlines would wait for the next event. */
-static size_t wheel_fire(struct relay *relay)
-{
-    relay->wheel_sul_due = UINT64_MAX;
-    return timer_wheel_run(&relay->wheel, clock_now_ms());
-}
-
-static void wheel_rearm(struct relay *relay);
-
-static void wheel_tick(lws_sorted_usec_list_t *sul)
-{
-    struct relay *relay = lws_container_of(sul, struct relay, wheel_sul);
-    wheel_fire(relay);
-    wheel_rearm(relay);
-}
-
-static void wheel_ev_tick(struct ev_loop *loop, ev_timer *timer, int revents)
-{
-    (void)loop;
-    (void)revents;
-    struct relay *relay = timer->data;
-    /* Our timers run outside any lws I/O callback, and what they do may
-     * schedule an lws timer (lws_set_timeout(LWS_TO_KILL_ASYNC) to close a
-     * backend request whose client left, a connect timeout): lws would not
-     * look at it until some socket wakes it. Waking lws' own event pipe is
-     * that socket activity, so its idle watcher re-arms its timer. */
-    if (wheel_fire(relay) > 0)
-        lws_cancel_service(relay->lws);
-    wheel_rearm(relay);
-}
-
-/* Points the OS timer at the wheel's next expiry, if that is earlier than
- * where it points now. */
-static void wheel_rearm(struct relay *relay)
-{
-    uint64_t next = timer_wheel_next_expiry(&relay->wheel);
-    if (next == UINT64_MAX || next >= relay->wheel_sul_due)
-        return;
-    uint64_t now = clock_now_ms();
-    uint64_t delay_ms = next > now ? next - now : 0;
-    relay->wheel_sul_due = next;
-    if (relay->event_loop) {
-        ev_timer_stop(relay->event_loop, &relay->wheel_ev);
-        ev_timer_set(&relay->wheel_ev, (double)delay_ms / 1000.0, 0.0);
-        ev_timer_start(relay->event_loop, &relay->wheel_ev);
-        return;
-    }
-    lws_sul_schedule(relay->lws, 0, &relay->wheel_sul, wheel_tick, (lws_usec_t)delay_ms * LWS_US_PER_MS);
-}
-
-void relay_timer_schedule(struct relay *relay, struct timer_entry *e, uint64_t expire_at)
-{
-    timer_schedule(&relay->wheel, e, expire_at);
-    if (expire_at < relay->wheel_sul_due && relay->lws)
-        wheel_rearm(relay);
-}
-
 /* --------------------------------------------------------------- routing */
 
 /* Splits "<prefix>/<hub>[/negotiate][/]" and finds the hub. */
 static const struct hub_route *route_hub(const struct relay *relay, const char *path, bool *negotiate)
 {
-    size_t prefix_len = strlen(relay->cfg->path_prefix);
-    if (strncasecmp(path, relay->cfg->path_prefix, prefix_len) != 0)
+    size_t prefix_len = strlen(relay->loop.cfg->path_prefix);
+    if (strncasecmp(path, relay->loop.cfg->path_prefix, prefix_len) != 0)
         return NULL;
     path += prefix_len;
     if (*path != '/')
@@ -97,7 +35,7 @@ static const struct hub_route *route_hub(const struct relay *relay, const char *
         *negotiate = true;
     else if (*rest && strcmp(rest, "/") != 0)
         return NULL;
-    return config_find_hub(relay->cfg, path, name_len);
+    return config_find_hub(relay->loop.cfg, path, name_len);
 }
 
 static int respond_text(struct relay *relay, struct lws *wsi, unsigned status, const char *text)
@@ -264,7 +202,7 @@ static int server_callback(struct lws *wsi, enum lws_callback_reasons reason, vo
         /* relay_stop() woke the loop (lws_cancel_service): with libev, lws_service() runs
          * ev_run() until someone breaks it, so stopping means breaking it here. */
         if (relay->stopping)
-            relay_break_loop(relay);
+            loop_break(&relay->loop);
         return 0;
     default:
         return 0;
@@ -276,53 +214,9 @@ static int server_callback(struct lws *wsi, enum lws_callback_reasons reason, vo
 /* The most lws may send() at once for us (see relay_start). */
 #define RELAY_TX_PACKET_BYTES (16u << 20)
 
-/* lws arms a "validity" timer on every WebSocket (a ping after 300 s without
- * a pong, hang-up at 310 s) unless the policy says 0. Its timers live in one
- * sorted list, and a new one at now + 300 s sorts after every other
- * connection's: O(connections) per WebSocket opened. At 8,500 held clients
- * that walk over 17,000 wsi cost the relay ~6 ms of CPU per connect, 74 % of
- * its profile under churn. SignalR has its own keepalives and timeouts (the
- * relay's are on the timer wheel, the backend's are its own), so lws' are
- * switched off for the server side (the vhost) and the backend links. */
-const lws_retry_bo_t relay_lws_retry_policy = {
-    .secs_since_valid_ping = 0,
-    .secs_since_valid_hangup = 0,
-};
-
-/* The event loop. lws' default is poll() over every socket at each wake-up,
- * O(connections) per event: at 9,000 idle clients (18,000 sockets) the
- * relay spent more CPU waking up for keepalives than the backend spent on
- * them. With libev (epoll) each wake-up costs O(ready sockets). The loop is
- * ours (a "foreign" loop to lws) so that relay_stop() can break it. */
-static bool event_loop_create(struct relay *relay)
-{
-    struct ev_loop *loop = ev_loop_new(EVBACKEND_EPOLL | EVFLAG_NOENV);
-    relay->event_loop = loop;
-    relay->foreign_loops[0] = loop;
-    ev_timer_init(&relay->wheel_ev, wheel_ev_tick, 0.0, 0.0);
-    relay->wheel_ev.data = relay;
-    return loop != NULL;
-}
-
-static void event_loop_destroy(struct relay *relay)
-{
-    if (relay->event_loop) {
-        ev_timer_stop(relay->event_loop, &relay->wheel_ev);
-        ev_loop_destroy(relay->event_loop);
-    }
-    relay->event_loop = NULL;
-    relay->foreign_loops[0] = NULL;
-}
-
-void relay_break_loop(struct relay *relay)
-{
-    if (relay->event_loop)
-        ev_break(relay->event_loop, EVBREAK_ALL);
-}
-
 static bool parse_backend_sources(struct relay *relay)
 {
-    const char *list = relay->cfg->backend_source_addresses;
+    const char *list = relay->loop.cfg->backend_source_addresses;
     if (!list || !*list)
         return true;
     for (const char *p = list; *p;) {
@@ -351,9 +245,7 @@ const char *relay_next_backend_source(struct relay *relay)
 int relay_start(struct relay *relay, const struct relay_config *cfg)
 {
     memset(relay, 0, sizeof *relay);
-    relay->cfg = cfg;
-    relay->wheel_sul_due = UINT64_MAX;
-    timer_wheel_init(&relay->wheel, clock_now_ms());
+    loop_init(&relay->loop, cfg);
     list_init_head(&relay->sessions);
     if (RAND_bytes(relay->dict_seed, sizeof relay->dict_seed) != 1) {
         log_error("relay: no randomness from OpenSSL");
@@ -393,7 +285,6 @@ int relay_start(struct relay *relay, const struct relay_config *cfg)
     info.port = cfg->listen_port;
     info.iface = cfg->listen_address;
     info.protocols = relay->protocols;
-    info.user = relay;
     info.vhost_name = "default";
     info.max_http_header_data = 16384;
     /* 0: one header table per descriptor if need be. A fixed pool deadlocks:
@@ -405,28 +296,11 @@ int relay_start(struct relay *relay, const struct relay_config *cfg)
     info.max_http_header_pool = 0;
     info.pt_serv_buf_size = 16384;
     info.timeout_secs = 20;
-    info.retry_and_idle_policy = &relay_lws_retry_policy;
-    if (event_loop_create(relay)) {
-        info.options |= LWS_SERVER_OPTION_LIBEV;
-        info.foreign_loops = relay->foreign_loops;
-        relay->lws = lws_create_context(&info);
-        if (!relay->lws) {
-            log_warn("relay: the libev event loop is not available (is libwebsockets-evlib-ev installed?); "
-                     "using poll(), which costs O(connections) per wake-up");
-            event_loop_destroy(relay);
-            info.options &= ~(uint64_t)LWS_SERVER_OPTION_LIBEV;
-            info.foreign_loops = NULL;
-        }
-    }
-    if (!relay->lws)
-        relay->lws = lws_create_context(&info);
-    if (!relay->lws) {
+    if (!loop_create_context(&relay->loop, &info, relay)) {
         log_error("relay: cannot listen on %s:%d (address in use, or not an address of this machine?)",
                   cfg->listen_address, cfg->listen_port);
         return -1;
     }
-    relay->vhost = lws_get_vhost_by_name(relay->lws, "default");
-    log_info("relay: event loop: %s", relay->event_loop ? "libev (epoll)" : "lws poll()");
     log_info("relay: listening on http://%s:%d%s", cfg->listen_address, cfg->listen_port, cfg->path_prefix);
     if (cfg->legacy_path[0])
         log_info("relay: legacy ASP.NET SignalR clients at http://%s:%d%s", cfg->listen_address, cfg->listen_port,
@@ -441,14 +315,14 @@ int relay_start(struct relay *relay, const struct relay_config *cfg)
 static void drain_tick(struct timer_entry *e)
 {
     struct relay *relay = list_container_of(e, struct relay, drain_timer);
-    bool drained = list_is_empty(&relay->sessions) && relay->stats.legacy_sessions_active == 0 &&
-                   relay->stats.backend_links_active == 0;
+    bool drained = list_is_empty(&relay->sessions) && relay->loop.stats.legacy_sessions_active == 0 &&
+                   relay->loop.stats.backend_links_active == 0;
     if (drained || clock_now_ms() >= relay->drain_deadline) {
         relay->drained = true;
-        relay_break_loop(relay);
+        loop_break(&relay->loop);
         return;
     }
-    relay_timer_schedule(relay, e, clock_now_ms() + 50);
+    loop_timer_schedule(&relay->loop, e, clock_now_ms() + 50);
 }
 
 /* On stop, connections get a proper goodbye before the context is destroyed:
@@ -462,15 +336,15 @@ static void drain(struct relay *relay)
     legacy_sessions_shutdown(relay);
     relay->drain_deadline = clock_now_ms() + 2000;
     timer_entry_init(&relay->drain_timer, drain_tick);
-    relay_timer_schedule(relay, &relay->drain_timer, clock_now_ms());
-    while (!relay->drained && lws_service(relay->lws, 0) >= 0)
+    loop_timer_schedule(&relay->loop, &relay->drain_timer, clock_now_ms());
+    while (!relay->drained && loop_run_once(&relay->loop))
         ;
     timer_cancel(&relay->drain_timer);
 }
 
 void relay_run(struct relay *relay)
 {
-    while (!relay->stopping && lws_service(relay->lws, 0) >= 0)
+    while (!relay->stopping && loop_run_once(&relay->loop))
         ;
     drain(relay);
 }
@@ -478,25 +352,18 @@ void relay_run(struct relay *relay)
 void relay_stop(struct relay *relay)
 {
     relay->stopping = true;
-    if (relay->lws)
-        lws_cancel_service(relay->lws);
+    loop_wake(&relay->loop);
 }
 
 void relay_destroy(struct relay *relay)
 {
     if (relay->legacy_list.next)
         legacy_sessions_clear(relay);
-    if (relay->lws) {
-        lws_sul_cancel(&relay->wheel_sul);
-        relay->destroying = true;
-        lws_context_destroy(relay->lws); /* closes every connection through the callbacks */
-        relay->lws = NULL;
-    }
-    event_loop_destroy(relay);
+    loop_destroy(&relay->loop); /* closes every connection through the callbacks */
     core_negotiations_clear(relay);
     dict_free(&relay->negotiations);
     dict_free(&relay->legacy_sessions);
-    for (size_t i = 0; relay->route_states && i < relay->cfg->hub_count; i++)
+    for (size_t i = 0; relay->route_states && i < relay->loop.cfg->hub_count; i++)
         for (size_t k = 0; k < relay->route_states[i].streaming_count; k++)
             free(relay->route_states[i].streaming_methods[k]);
     free(relay->route_states);
@@ -509,7 +376,7 @@ void relay_destroy(struct relay *relay)
 
 void relay_render_metrics(struct relay *relay, struct buf *out)
 {
-    const struct relay_stats *s = &relay->stats;
+    const struct relay_stats *s = &relay->loop.stats;
     char text[2048];
     int n = snprintf(text, sizeof text,
         "# signalr-relay metrics\n"
@@ -537,6 +404,6 @@ void relay_render_metrics(struct relay *relay, struct buf *out)
         (unsigned long long)s->messages_to_clients, (unsigned long long)s->bytes_to_backend,
         (unsigned long long)s->bytes_to_clients, (unsigned long long)s->protocol_errors,
         (unsigned long long)s->flow_control_pauses, (unsigned long long)s->legacy_sessions_active,
-        (unsigned long long)s->legacy_negotiations, timer_wheel_armed(&relay->wheel));
+        (unsigned long long)s->legacy_negotiations, timer_wheel_armed(&relay->loop.wheel));
     buf_append(out, text, n > 0 ? (size_t)n : 0);
 }

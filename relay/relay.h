@@ -20,6 +20,7 @@
 #include "containers/list.h"
 #include "hub/conn_token.h"
 #include "containers/timer_wheel.h"
+#include "relay/loop.h"
 
 /* What the relay learns about a configured hub at run time. */
 #define ROUTE_MAX_STREAMING_METHODS 64
@@ -28,31 +29,8 @@ struct route_state {
     size_t streaming_count;
 };
 
-struct relay_stats {
-    uint64_t negotiations;
-    uint64_t sessions_opened;
-    uint64_t sessions_closed;
-    uint64_t sessions_active;
-    uint64_t backend_links_active;
-    uint64_t backend_failures;
-    uint64_t messages_to_backend;
-    uint64_t messages_to_clients;
-    uint64_t bytes_to_backend;
-    uint64_t bytes_to_clients;
-    uint64_t protocol_errors;
-    uint64_t flow_control_pauses;
-    uint64_t legacy_sessions_active;
-    uint64_t legacy_negotiations;
-};
-
 struct relay {
-    const struct relay_config *cfg;
-    struct lws_context *lws;
-    struct lws_vhost *vhost;
-
-    struct timer_wheel wheel;
-    lws_sorted_usec_list_t wheel_sul; /* the process's one OS-level timer */
-    uint64_t wheel_sul_due;           /* when wheel_sul fires next (ms), UINT64_MAX if idle */
+    struct loop loop;                 /* the event loop, lws context, timer wheel, config, counters */
 
     struct dict negotiations;         /* client-facing token -> struct negotiation */
     uint8_t dict_seed[DICT_SEED_LEN];
@@ -68,34 +46,19 @@ struct relay {
     unsigned backend_source_count;
 
     struct lws_protocols protocols[4]; /* lws keeps a pointer: lives as long as the context */
-    struct ev_loop *event_loop;       /* our libev loop (lws runs on it), or NULL: lws' poll() loop */
-    ev_timer wheel_ev;                /* with libev: the wheel's OS timer (see relay.c) */
     struct timer_entry drain_timer;   /* shutdown: checks whether everything closed */
     uint64_t drain_deadline;
     bool drained;
-    void *foreign_loops[1];           /* lws keeps a pointer to this too */
     volatile bool stopping;
-    bool destroying;                  /* inside lws_context_destroy: make no lws calls on wsis */
-    struct relay_stats stats;
 };
-
-/* The retry and idle policy of every lws connection the relay makes or accepts:
- * no lws-level validity (WebSocket ping) timer. See relay.c. */
-extern const lws_retry_bo_t relay_lws_retry_policy;
 
 /* Creates the lws context and starts listening. Returns 0, or -1 after logging why. */
 int relay_start(struct relay *relay, const struct relay_config *cfg);
 /* Runs the event loop until relay_stop() (e.g. from a signal). */
 void relay_run(struct relay *relay);
 void relay_stop(struct relay *relay);
-/* From the loop's own thread: makes relay_run's current lws_service() return. */
-void relay_break_loop(struct relay *relay);
 /* Closes every connection and frees everything relay_start made. */
 void relay_destroy(struct relay *relay);
-
-/* The one way relay code arms a timer: schedules on the wheel and, if the
- * deadline is earlier than the lws timer's, moves the lws timer forward. */
-void relay_timer_schedule(struct relay *relay, struct timer_entry *e, uint64_t expire_at);
 
 /* The next local address backend links should bind to, or NULL for the kernel's choice. */
 const char *relay_next_backend_source(struct relay *relay);
