@@ -8,7 +8,6 @@
 
 #include "containers/buf.h"
 #include "relay/log.h"
-#include "relay/relay.h"
 #include "relay/wsi_role.h"
 
 #define NEGOTIATE_BODY_LIMIT (64u << 10)
@@ -61,14 +60,50 @@ static int append_forwarded_headers(struct lws *wsi, const struct forwarded *f, 
     return 0;
 }
 
+bool backends_init(struct backends *b, struct loop *loop)
+{
+    memset(b, 0, sizeof *b);
+    b->loop = loop;
+    const char *list = loop->cfg->backend_source_addresses;
+    for (const char *p = list ? list : ""; *p;) {
+        size_t n = strcspn(p, ",");
+        if (n > 0) {
+            char **grown = realloc(b->sources, (b->source_count + 1) * sizeof *grown);
+            if (!grown)
+                return false;
+            b->sources = grown;
+            if (!(b->sources[b->source_count] = strndup(p, n)))
+                return false;
+            b->source_count++;
+        }
+        p += n + (p[n] == ',');
+    }
+    return true;
+}
+
+void backends_free(struct backends *b)
+{
+    for (unsigned i = 0; i < b->source_count; i++)
+        free(b->sources[i]);
+    free(b->sources);
+    b->sources = NULL;
+    b->source_count = 0;
+}
+
+/* The next local address to bind to, or NULL for the kernel's choice. */
+static const char *next_source(struct backends *b)
+{
+    return b->source_count ? b->sources[b->source_next++ % b->source_count] : NULL;
+}
+
 /* Fills the lws connect info shared by both kinds of request. */
-static void connect_info_init(struct lws_client_connect_info *info, struct relay *relay,
+static void connect_info_init(struct lws_client_connect_info *info, struct backends *b,
                               const struct hub_route *route, const char *path, char *host_header,
                               size_t host_len, const struct forwarded *fwd)
 {
     memset(info, 0, sizeof *info);
-    info->context = relay->loop.lws;
-    info->vhost = relay->loop.vhost;
+    info->context = b->loop->lws;
+    info->vhost = b->loop->vhost;
     info->address = route->backend_host;
     info->port = route->backend_port;
     info->ssl_connection = route->backend_tls ? LCCSCF_USE_SSL : 0;
@@ -77,7 +112,7 @@ static void connect_info_init(struct lws_client_connect_info *info, struct relay
     info->host = host_header;
     const char *origin = header_list_get(&fwd->headers, "origin:");
     info->origin = origin ? origin : host_header;
-    info->iface = relay_next_backend_source(relay);
+    info->iface = next_source(b);
     info->retry_and_idle_policy = &loop_lws_retry_policy;
     info->ietf_version_or_minus_one = -1;
 }
@@ -85,16 +120,17 @@ static void connect_info_init(struct lws_client_connect_info *info, struct relay
 static bool build_path(struct buf *path, const struct hub_route *route, const char *suffix,
                        const char *first_arg, const char *query)
 {
+    bool more = query && *query;
     return buf_append_cstr(path, route->backend_path) && buf_append_cstr(path, suffix) &&
            buf_append_byte(path, '?') && buf_append_cstr(path, first_arg) &&
-           buf_append_cstr(path, query ? query : "") && buf_append_byte(path, '\0');
+           (!more || (buf_append_byte(path, '&') && buf_append_cstr(path, query))) && buf_append_byte(path, '\0');
 }
 
 /* ------------------------------------------------------------- negotiate */
 
 struct backend_negotiate {
     enum wsi_role role;       /* WSI_ROLE_BACKEND_NEGOTIATE */
-    struct relay *relay;
+    struct loop *loop;
     struct lws *wsi;
     backend_negotiate_cb cb;  /* NULL once delivered or cancelled */
     void *owner;
@@ -120,14 +156,14 @@ static void negotiate_free(struct backend_negotiate *r)
     free(r);
 }
 
-struct backend_negotiate *backend_negotiate_start(struct relay *relay, const struct backend_params *params,
+struct backend_negotiate *backend_negotiate_start(struct backends *b, const struct backend_params *params,
                                                   backend_negotiate_cb cb, void *owner)
 {
     struct backend_negotiate *r = calloc(1, sizeof *r);
     if (!r)
         return NULL;
     r->role = WSI_ROLE_BACKEND_NEGOTIATE;
-    r->relay = relay;
+    r->loop = b->loop;
     r->cb = cb;
     r->owner = owner;
     buf_init(&r->body);
@@ -141,7 +177,7 @@ struct backend_negotiate *backend_negotiate_start(struct relay *relay, const str
     }
     struct lws_client_connect_info info;
     char host[300];
-    connect_info_init(&info, relay, params->route, path.data, host, sizeof host, &r->fwd);
+    connect_info_init(&info, b, params->route, path.data, host, sizeof host, &r->fwd);
     info.method = "POST";
     info.local_protocol_name = backend_negotiate_protocol.name;
     info.opaque_user_data = r;
@@ -167,7 +203,7 @@ void backend_negotiate_cancel(struct backend_negotiate *r)
     r->cb = NULL;
     /* While the context is being destroyed lws closes every wsi itself; its timer list may
      * already be half torn down, so no lws call here. */
-    if (r->wsi && !r->relay->loop.destroying)
+    if (r->wsi && !r->loop->destroying)
         lws_set_timeout(r->wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
 }
 
@@ -181,7 +217,7 @@ static int negotiate_callback(struct lws *wsi, enum lws_callback_reasons reason,
             return -1;
         unsigned char **p = (unsigned char **)in, *end = (*p) + len;
         if (lws_add_http_header_by_name(wsi, (const unsigned char *)"content-length:",
-                                        (const unsigned char *)"0", 1, p, end))
+                                        (const unsigned char *)"0", (int)(sizeof "0" - 1), p, end))
             return -1;
         return append_forwarded_headers(wsi, &r->fwd, in, len);
     }
@@ -238,29 +274,29 @@ const struct lws_protocols backend_negotiate_protocol = {
 
 /* ------------------------------------------------------------------ link */
 
-enum link_state { LINK_CONNECTING, LINK_OPEN, LINK_CLOSING };
+enum backend_link_state { BACKEND_LINK_CONNECTING, BACKEND_LINK_OPEN, BACKEND_LINK_CLOSING };
 
 struct backend_link {
     enum wsi_role role;       /* WSI_ROLE_BACKEND_LINK */
-    struct relay *relay;
+    struct loop *loop;
     struct lws *wsi;
     const struct backend_link_ops *ops; /* NULL once the owner let go */
     void *owner;
     struct forwarded fwd;
     struct msg_queue out;
     struct wsmsg *rx_partial;
-    enum link_state state;
+    enum backend_link_state state;
     bool above_high_water;
     bool connecting;
     bool failed_while_connecting;
 };
 
-static void link_free(struct backend_link *link)
+static void backend_link_free(struct backend_link *link)
 {
     msg_queue_clear(&link->out);
     wsmsg_free(link->rx_partial);
     forwarded_free(&link->fwd);
-    link->relay->loop.stats.backend_links_active--;
+    link->loop->stats.backend_links_active--;
     free(link);
 }
 
@@ -270,10 +306,10 @@ static void link_report_closed(struct backend_link *link, const char *why)
     const struct backend_link_ops *ops = link->ops;
     link->ops = NULL;
     if (ops)
-        ops->closed(link->owner, why);
+        ops->closed(link->owner, link->state != BACKEND_LINK_CONNECTING, why);
 }
 
-struct backend_link *backend_link_open(struct relay *relay, const struct backend_params *params,
+struct backend_link *backend_link_open(struct backends *b, const struct backend_params *params,
                                        const char *backend_token, const struct backend_link_ops *ops,
                                        void *owner)
 {
@@ -281,11 +317,11 @@ struct backend_link *backend_link_open(struct relay *relay, const struct backend
     if (!link)
         return NULL;
     link->role = WSI_ROLE_BACKEND_LINK;
-    link->relay = relay;
+    link->loop = b->loop;
     link->ops = ops;
     link->owner = owner;
     msg_queue_init(&link->out);
-    relay->loop.stats.backend_links_active++;
+    b->loop->stats.backend_links_active++;
 
     struct buf path, id_arg;
     buf_init(&path);
@@ -299,12 +335,12 @@ struct backend_link *backend_link_open(struct relay *relay, const struct backend
     if (!ok) {
         buf_free(&path);
         link->ops = NULL;
-        link_free(link);
+        backend_link_free(link);
         return NULL;
     }
     struct lws_client_connect_info info;
     char host[300];
-    connect_info_init(&info, relay, params->route, path.data, host, sizeof host, &link->fwd);
+    connect_info_init(&info, b, params->route, path.data, host, sizeof host, &link->fwd);
     info.local_protocol_name = backend_link_protocol.name;
     info.opaque_user_data = link;
     info.pwsi = &link->wsi;
@@ -316,7 +352,7 @@ struct backend_link *backend_link_open(struct relay *relay, const struct backend
         log_warn("backend: cannot start WebSocket to %s", params->route->backend_url);
         link->ops = NULL;
         if (!wsi)
-            link_free(link);
+            backend_link_free(link);
         return NULL;
     }
     return link;
@@ -324,18 +360,18 @@ struct backend_link *backend_link_open(struct relay *relay, const struct backend
 
 bool backend_link_send(struct backend_link *link, struct wsmsg *msg)
 {
-    if (link->state == LINK_CLOSING) {
+    if (link->state == BACKEND_LINK_CLOSING) {
         wsmsg_free(msg);
         return false;
     }
-    link->relay->loop.stats.messages_to_backend++;
-    link->relay->loop.stats.bytes_to_backend += msg->len;
-    if (link->state != LINK_OPEN || !link->wsi) {
+    link->loop->stats.messages_to_backend++;
+    link->loop->stats.bytes_to_backend += msg->len;
+    if (link->state != BACKEND_LINK_OPEN || !link->wsi) {
         msg_queue_push(&link->out, msg); /* written once the WebSocket is open */
     } else if (!wsmsg_send(link->wsi, &link->out, msg)) {
         return false;
     }
-    if (link->out.bytes > link->relay->loop.cfg->max_buffered_bytes)
+    if (link->out.bytes > link->loop->cfg->max_buffered_bytes)
         link->above_high_water = true;
     return true;
 }
@@ -347,26 +383,26 @@ size_t backend_link_queued(const struct backend_link *link)
 
 void backend_link_pause_reading(struct backend_link *link, bool paused)
 {
-    if (link->wsi && link->state == LINK_OPEN)
+    if (link->wsi && link->state == BACKEND_LINK_OPEN)
         lws_rx_flow_control(link->wsi, paused ? 0 : 1);
 }
 
 void backend_link_close(struct backend_link *link)
 {
     link->ops = NULL;
-    if (link->state == LINK_CLOSING)
+    if (link->state == BACKEND_LINK_CLOSING)
         return;
-    if (link->relay->loop.destroying) { /* lws is closing every wsi itself (see backend_negotiate_cancel) */
-        link->state = LINK_CLOSING;
+    if (link->loop->destroying) { /* lws is closing every wsi itself (see backend_negotiate_cancel) */
+        link->state = BACKEND_LINK_CLOSING;
         return;
     }
-    if (link->state == LINK_CONNECTING || !link->wsi) {
-        link->state = LINK_CLOSING;
+    if (link->state == BACKEND_LINK_CONNECTING || !link->wsi) {
+        link->state = BACKEND_LINK_CLOSING;
         if (link->wsi)
             lws_set_timeout(link->wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
         return;
     }
-    link->state = LINK_CLOSING;
+    link->state = BACKEND_LINK_CLOSING;
     lws_rx_flow_control(link->wsi, 1);
     lws_callback_on_writable(link->wsi);
 }
@@ -374,23 +410,18 @@ void backend_link_close(struct backend_link *link)
 /* Whole messages from the backend go to the owner. */
 static int link_receive(struct backend_link *link, struct lws *wsi, const void *in, size_t len)
 {
-    struct wsmsg *whole;
-    switch (wsmsg_receive(&link->rx_partial, wsi, in, len, link->relay->loop.cfg->max_message_bytes, &whole)) {
-    case WSMSG_RX_PARTIAL:
-        return 0;
-    case WSMSG_RX_NOMEM:
+    enum wsmsg_fault fault;
+    struct wsmsg *whole = wsmsg_receive(&link->rx_partial, wsi, in, len, link->loop, "backend link", &fault);
+    if (!whole) {
+        if (fault == WSMSG_MORE)
+            return 0;
+        link_report_closed(link, fault == WSMSG_TOO_LARGE
+                                     ? "the backend sent a message larger than the relay's --max-message-size"
+                                     : "the relay ran out of memory for a message from the backend");
         return -1;
-    case WSMSG_RX_TOO_LARGE:
-        link->relay->loop.stats.protocol_errors++;
-        log_warn("backend: a message over --max-message-size (%zu bytes); closing the link",
-                 link->relay->loop.cfg->max_message_bytes);
-        link_report_closed(link, "the backend sent a message larger than the relay's --max-message-size");
-        return -1;
-    case WSMSG_RX_WHOLE:
-        break;
     }
-    link->relay->loop.stats.messages_to_clients++;
-    link->relay->loop.stats.bytes_to_clients += whole->len;
+    link->loop->stats.messages_to_clients++;
+    link->loop->stats.bytes_to_clients += whole->len;
     if (link->ops)
         link->ops->message(link->owner, whole);
     else
@@ -402,12 +433,12 @@ static int link_writeable(struct backend_link *link, struct lws *wsi)
 {
     if (!wsmsg_flush(wsi, &link->out))
         return -1;
-    if (link->above_high_water && link->out.bytes <= link->relay->loop.cfg->max_buffered_bytes / 2) {
+    if (link->above_high_water && link->out.bytes <= link->loop->cfg->max_buffered_bytes / 2) {
         link->above_high_water = false;
         if (link->ops && link->ops->drained)
             link->ops->drained(link->owner);
     }
-    if (link->state == LINK_CLOSING && msg_queue_is_empty(&link->out) && !lws_partial_buffered(wsi)) {
+    if (link->state == BACKEND_LINK_CLOSING && msg_queue_is_empty(&link->out) && !lws_partial_buffered(wsi)) {
         lws_close_reason(wsi, LWS_CLOSE_STATUS_NORMAL, NULL, 0);
         return -1;
     }
@@ -425,9 +456,9 @@ static int link_callback(struct lws *wsi, enum lws_callback_reasons reason, void
     case LWS_CALLBACK_CLIENT_ESTABLISHED:
         /* The headers were for the upgrade request only: an open link holds none of them. */
         forwarded_free(&link->fwd);
-        if (link->state == LINK_CLOSING)
+        if (link->state == BACKEND_LINK_CLOSING)
             return -1;
-        link->state = LINK_OPEN;
+        link->state = BACKEND_LINK_OPEN;
         if (link->ops)
             link->ops->opened(link->owner);
         if (!msg_queue_is_empty(&link->out))
@@ -439,7 +470,7 @@ static int link_callback(struct lws *wsi, enum lws_callback_reasons reason, void
         return link_writeable(link, wsi);
     case LWS_CALLBACK_CLIENT_CONNECTION_ERROR:
         link->wsi = NULL;
-        link->relay->loop.stats.backend_failures++;
+        link->loop->stats.backend_failures++;
         if (link->connecting) {
             link->failed_while_connecting = true;
             return 0;
@@ -447,13 +478,13 @@ static int link_callback(struct lws *wsi, enum lws_callback_reasons reason, void
         log_info("backend: WebSocket connection failed: %s", in ? (const char *)in : "unknown error");
         link_report_closed(link, in ? (const char *)in : "the backend refused the WebSocket connection");
         lws_set_opaque_user_data(wsi, NULL);
-        link_free(link);
+        backend_link_free(link);
         return 0;
     case LWS_CALLBACK_CLIENT_CLOSED:
         link->wsi = NULL;
         link_report_closed(link, NULL);
         lws_set_opaque_user_data(wsi, NULL);
-        link_free(link);
+        backend_link_free(link);
         return 0;
     case LWS_CALLBACK_CLOSED_CLIENT_HTTP:
         /* A link closed while its upgrade request was in flight (e.g.
@@ -467,7 +498,7 @@ static int link_callback(struct lws *wsi, enum lws_callback_reasons reason, void
         }
         link_report_closed(link, "the backend connection closed before the WebSocket was open");
         lws_set_opaque_user_data(wsi, NULL);
-        link_free(link);
+        backend_link_free(link);
         return 0;
     default:
         return 0;
@@ -480,7 +511,7 @@ void backend_wsi_destroyed(void *handle)
         struct backend_link *link = handle;
         link->wsi = NULL;
         link_report_closed(link, "the relay is shutting down");
-        link_free(link);
+        backend_link_free(link);
     } else if (*(enum wsi_role *)handle == WSI_ROLE_BACKEND_NEGOTIATE) {
         struct backend_negotiate *r = handle;
         r->wsi = NULL;

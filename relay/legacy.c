@@ -35,7 +35,7 @@ const char *legacy_route(const struct relay *relay, const char *path)
 
 static int respond_text(struct relay *relay, struct lws *wsi, unsigned status, const char *text)
 {
-    return http_respond(relay, wsi, status, "text/plain", text, strlen(text));
+    return http_respond_text(relay->loop.cfg, wsi, status, text);
 }
 
 /* The suffix after the endpoint, without trailing '/', equals name (case-insensitive). */
@@ -82,14 +82,14 @@ static int verify_token(struct relay *relay, struct lws *wsi, struct conn_token_
     if (n <= 0) {
         if (respond)
             return respond_text(relay, wsi, 400, "Protocol error: Missing connection token.");
-        return http_write_response(relay, wsi, 400, "text/plain", "Protocol error: Missing connection token.", 41) ? -1 : 1;
+        return http_refuse_upgrade(relay->loop.cfg, wsi, 400, "Protocol error: Missing connection token.");
     }
     conn_token_claims_init(claims);
     if (conn_token_verify(&relay->token_key, span_make(token, (size_t)n), claims, NULL) != PROTO_OK) {
         static const char text[] = "The ConnectionId is in the incorrect format.";
         if (respond)
             return respond_text(relay, wsi, 400, text);
-        return http_write_response(relay, wsi, 400, "text/plain", text, sizeof text - 1) ? -1 : 1;
+        return http_refuse_upgrade(relay->loop.cfg, wsi, 400, text);
     }
     return 0;
 }
@@ -149,7 +149,7 @@ static int negotiate(struct relay *relay, struct lws *wsi)
     int rc;
     if (ok && legacy_negotiate_encode(&body, &n)) {
         relay->loop.stats.legacy_negotiations++;
-        rc = http_respond(relay, wsi, 200, JSON_UTF8, body.data, body.len);
+        rc = http_respond(relay->loop.cfg, wsi, 200, JSON_UTF8, body.data, body.len);
     } else {
         rc = respond_text(relay, wsi, 500, "The relay could not complete negotiate.");
     }
@@ -177,23 +177,23 @@ static int abort_connection(struct relay *relay, struct lws *wsi, const struct c
     struct legacy_session *s = legacy_session_find(relay, id);
     if (s)
         legacy_session_abort(s);
-    return http_respond(relay, wsi, 200, "text/plain", "", 0);
+    return respond_text(relay, wsi, 200, "");
 }
 
 int legacy_http(struct relay *relay, struct lws *wsi, const char *suffix)
 {
     char scratch[8];
     if (http_query_arg(wsi, "callback", scratch, sizeof scratch) >= 0)
-        return http_respond(relay, wsi, 403, "text/plain", "Forbidden: JSONP is disabled.", 29);
+        return respond_text(relay, wsi, 403, "Forbidden: JSONP is disabled.");
     if (http_request_method(wsi) == HTTP_OPTIONS)
-        return http_respond_preflight(relay, wsi);
+        return http_respond_preflight(relay->loop.cfg, wsi);
     if (suffix_is(suffix, "hubs") || suffix_is(suffix, "js"))
         return respond_text(relay, wsi, 404,
                             "The relay does not generate the hub proxy script; use connection.createHubProxy('hubName').");
     if (suffix_is(suffix, "negotiate"))
         return negotiate(relay, wsi);
     if (suffix_is(suffix, "ping"))
-        return http_respond(relay, wsi, 200, JSON_UTF8, LEGACY_PING_RESPONSE, sizeof LEGACY_PING_RESPONSE - 1);
+        return http_respond(relay->loop.cfg, wsi, 200, JSON_UTF8, LEGACY_PING_RESPONSE, sizeof LEGACY_PING_RESPONSE - 1);
     enum legacy_transport transport = transport_of(wsi);
     if (transport == TRANSPORT_UNKNOWN)
         return respond_text(relay, wsi, 400, "Protocol error: Unknown transport.");
@@ -218,10 +218,10 @@ int legacy_confirm_upgrade(struct relay *relay, struct lws *wsi, const char *suf
 {
     char scratch[8];
     if (http_query_arg(wsi, "callback", scratch, sizeof scratch) >= 0)
-        return http_write_response(relay, wsi, 403, "text/plain", "Forbidden: JSONP is disabled.", 29) ? -1 : 1;
+        return http_refuse_upgrade(relay->loop.cfg, wsi, 403, "Forbidden: JSONP is disabled.");
     if (transport_of(wsi) != TRANSPORT_WEBSOCKETS) {
         static const char text[] = "Protocol error: Unknown transport.";
-        return http_write_response(relay, wsi, 400, "text/plain", text, sizeof text - 1) ? -1 : 1;
+        return http_refuse_upgrade(relay->loop.cfg, wsi, 400, text);
     }
     struct conn_token_claims claims;
     int rc = verify_token(relay, wsi, &claims, false);

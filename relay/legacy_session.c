@@ -423,9 +423,10 @@ static void on_backend_message(void *owner, struct wsmsg *m)
     wsmsg_free(m);
 }
 
-static void on_backend_closed(void *owner, const char *why)
+static void on_backend_closed(void *owner, bool was_open, const char *why)
 {
     struct legacy_link *l = owner;
+    (void)was_open;
     l->backend = NULL;
     if (l->state != LINK_FAILED && !l->session->closing)
         link_failed(l, why ? why : "the backend closed the connection");
@@ -468,7 +469,7 @@ static void link_negotiated(void *owner, unsigned status, const char *body, size
     negotiate_response_release(&resp);
     struct legacy_session *s = l->session;
     struct backend_params params = { l->route, s->query, &s->headers, s->forwarded_for };
-    l->backend = backend_token ? backend_link_open(s->relay, &params, backend_token, &legacy_link_ops, l) : NULL;
+    l->backend = backend_token ? backend_link_open(&s->relay->backends, &params, backend_token, &legacy_link_ops, l) : NULL;
     free(backend_token);
     if (!l->backend) {
         link_failed(l, "the WebSocket connection could not be started");
@@ -503,7 +504,7 @@ static struct legacy_link *link_open(struct legacy_session *s, const struct hub_
     list_init_head(&l->calls);
     l->state = LINK_NEGOTIATING;
     struct backend_params params = { route, s->query, &s->headers, s->forwarded_for };
-    l->negotiating = backend_negotiate_start(s->relay, &params, link_negotiated, l);
+    l->negotiating = backend_negotiate_start(&s->relay->backends, &params, link_negotiated, l);
     if (!l->negotiating)
         link_failed(l, "negotiate could not be started");
     return l;
@@ -550,11 +551,11 @@ static int answer_start(struct legacy_session *s, struct lws *wsi)
         return 0;
     if (ready > 0) {
         s->started = true;
-        return http_respond(s->relay, wsi, 200, "application/json; charset=UTF-8", LEGACY_START_RESPONSE,
+        return http_respond(s->relay->loop.cfg, wsi, 200, "application/json; charset=UTF-8", LEGACY_START_RESPONSE,
                             sizeof LEGACY_START_RESPONSE - 1);
     }
     const char *text = failure ? failure : "The connection has ended.";
-    return http_respond(s->relay, wsi, 500, "text/plain", text, strlen(text));
+    return http_respond(s->relay->loop.cfg, wsi, 500, "text/plain", text, strlen(text));
 }
 
 int legacy_session_start(struct legacy_session *s, struct lws *wsi)
@@ -884,19 +885,13 @@ int legacy_session_receive(struct legacy_session *s, const void *in, size_t len)
     s->last_heard_ms = clock_now_ms();
     if (s->closing)
         return 0;
-    struct wsmsg *whole;
-    switch (wsmsg_receive(&s->rx_partial, s->wsi, in, len, s->relay->loop.cfg->max_message_bytes, &whole)) {
-    case WSMSG_RX_PARTIAL:
+    enum wsmsg_fault fault;
+    struct wsmsg *whole = wsmsg_receive(&s->rx_partial, s->wsi, in, len, &s->relay->loop, "legacy session", &fault);
+    if (!whole) {
+        if (fault != WSMSG_MORE)
+            session_end(s, fault == WSMSG_TOO_LARGE ? "The message exceeded the relay's maximum message size."
+                                                    : "The relay ran out of memory.");
         return 0;
-    case WSMSG_RX_NOMEM:
-        return -1;
-    case WSMSG_RX_TOO_LARGE:
-        s->relay->loop.stats.protocol_errors++;
-        log_warn("legacy %s: client message over --max-message-size; ending the connection", s->connection_id);
-        session_end(s, "The message exceeded the relay's maximum message size.");
-        return 0;
-    case WSMSG_RX_WHOLE:
-        break;
     }
     handle_client_text(s, (const char *)whole->payload, whole->len);
     wsmsg_free(whole);

@@ -40,7 +40,7 @@ static const struct hub_route *route_hub(const struct relay *relay, const char *
 
 static int respond_text(struct relay *relay, struct lws *wsi, unsigned status, const char *text)
 {
-    return http_respond(relay, wsi, status, "text/plain", text, strlen(text));
+    return http_respond_text(relay->loop.cfg, wsi, status, text);
 }
 
 static int serve_metrics(struct relay *relay, struct lws *wsi)
@@ -48,7 +48,7 @@ static int serve_metrics(struct relay *relay, struct lws *wsi)
     struct buf out;
     buf_init(&out);
     relay_render_metrics(relay, &out);
-    int rc = http_respond(relay, wsi, 200, "text/plain; version=0.0.4", out.data, out.len);
+    int rc = http_respond(relay->loop.cfg, wsi, 200, "text/plain; version=0.0.4", out.data, out.len);
     buf_free(&out);
     return rc;
 }
@@ -83,9 +83,9 @@ static int route_http(struct relay *relay, struct lws *wsi)
     if (!hub)
         return respond_text(relay, wsi, 404, "Not Found");
     if (method == HTTP_OPTIONS)
-        return http_respond_preflight(relay, wsi);
+        return http_respond_preflight(relay->loop.cfg, wsi);
     if (negotiate)
-        return method == HTTP_POST ? core_negotiate_begin(relay, wsi, hub) : respond_text(relay, wsi, 405, "");
+        return method == HTTP_POST ? core_negotiate_begin(&relay->negotiations, wsi, hub) : respond_text(relay, wsi, 405, "");
     return refuse_http_transport(relay, wsi, method);
 }
 
@@ -102,21 +102,19 @@ static int confirm_upgrade(struct relay *relay, struct lws *wsi)
         return legacy_confirm_upgrade(relay, wsi, legacy_suffix);
     const struct hub_route *hub = route_hub(relay, path, &negotiate);
     if (!hub || negotiate)
-        return http_write_response(relay, wsi, 404, "text/plain", "Not Found", 9) ? -1 : 1;
+        return http_refuse_upgrade(relay->loop.cfg, wsi, 404, "Not Found");
     struct negotiation *n = NULL;
     int id_len = http_query_arg(wsi, "id", id, sizeof id);
     if (id_len > 0) {
-        n = core_negotiation_take(relay, id);
+        n = core_negotiation_take(&relay->negotiations, id);
         if (n && n->hub != hub) {
             core_negotiation_free(n);
             n = NULL;
         }
-        if (!n) {
-            static const char text[] = "No Connection with that ID";
-            return http_write_response(relay, wsi, 404, "text/plain", text, sizeof text - 1) ? -1 : 1;
-        }
+        if (!n)
+            return http_refuse_upgrade(relay->loop.cfg, wsi, 404, "No Connection with that ID");
     }
-    struct core_session *s = core_session_create(relay, wsi, hub, n);
+    struct core_session *s = core_session_create(&relay->sessions, wsi, &relay->endpoints[hub - relay->loop.cfg->hubs].base, n);
     if (!s)
         return -1;
     lws_set_opaque_user_data(wsi, s);
@@ -214,44 +212,16 @@ static int server_callback(struct lws *wsi, enum lws_callback_reasons reason, vo
 /* The most lws may send() at once for us (see relay_start). */
 #define RELAY_TX_PACKET_BYTES (16u << 20)
 
-static bool parse_backend_sources(struct relay *relay)
-{
-    const char *list = relay->loop.cfg->backend_source_addresses;
-    if (!list || !*list)
-        return true;
-    for (const char *p = list; *p;) {
-        size_t n = strcspn(p, ",");
-        if (n > 0) {
-            char **grown = realloc(relay->backend_sources, (relay->backend_source_count + 1) * sizeof *grown);
-            if (!grown)
-                return false;
-            relay->backend_sources = grown;
-            if (!(relay->backend_sources[relay->backend_source_count] = strndup(p, n)))
-                return false;
-            relay->backend_source_count++;
-        }
-        p += n + (p[n] == ',');
-    }
-    return true;
-}
-
-const char *relay_next_backend_source(struct relay *relay)
-{
-    if (relay->backend_source_count == 0)
-        return NULL;
-    return relay->backend_sources[relay->backend_source_next++ % relay->backend_source_count];
-}
-
 int relay_start(struct relay *relay, const struct relay_config *cfg)
 {
     memset(relay, 0, sizeof *relay);
     loop_init(&relay->loop, cfg);
-    list_init_head(&relay->sessions);
+    core_sessions_init(&relay->sessions, &relay->loop);
     if (RAND_bytes(relay->dict_seed, sizeof relay->dict_seed) != 1) {
         log_error("relay: no randomness from OpenSSL");
         return -1;
     }
-    dict_init(&relay->negotiations, relay->dict_seed);
+    core_negotiations_init(&relay->negotiations, &relay->loop, &relay->backends, relay->dict_seed);
     dict_init(&relay->legacy_sessions, relay->dict_seed);
     list_init_head(&relay->legacy_list);
     relay->route_states = calloc(cfg->hub_count ? cfg->hub_count : 1, sizeof *relay->route_states);
@@ -261,10 +231,13 @@ int relay_start(struct relay *relay, const struct relay_config *cfg)
         log_error("relay: out of memory or randomness");
         return -1;
     }
-    if (!parse_backend_sources(relay)) {
+    relay->endpoints = calloc(cfg->hub_count ? cfg->hub_count : 1, sizeof *relay->endpoints);
+    if (!backends_init(&relay->backends, &relay->loop) || !relay->endpoints) {
         log_error("relay: out of memory");
         return -1;
     }
+    for (size_t i = 0; i < cfg->hub_count; i++)
+        proxy_endpoint_init(&relay->endpoints[i], &relay->backends, &cfg->hubs[i]);
 
     /* lws' per-WebSocket receive buffer (rx_buffer_size) lives as long as the connection, idle
      * or not: with 4096 it was ~8 KiB of the relay's ~11 KiB per proxied client (client side and
@@ -315,7 +288,7 @@ int relay_start(struct relay *relay, const struct relay_config *cfg)
 static void drain_tick(struct timer_entry *e)
 {
     struct relay *relay = list_container_of(e, struct relay, drain_timer);
-    bool drained = list_is_empty(&relay->sessions) && relay->loop.stats.legacy_sessions_active == 0 &&
+    bool drained = core_sessions_empty(&relay->sessions) && relay->loop.stats.legacy_sessions_active == 0 &&
                    relay->loop.stats.backend_links_active == 0;
     if (drained || clock_now_ms() >= relay->drain_deadline) {
         relay->drained = true;
@@ -331,8 +304,7 @@ static void drain_tick(struct timer_entry *e)
  * a clean close (the backend runs OnDisconnectedAsync). At most 2 s. */
 static void drain(struct relay *relay)
 {
-    for (struct list_node *n = relay->sessions.next; n != &relay->sessions; n = n->next)
-        core_session_shutdown(list_container_of(n, struct core_session, link));
+    core_sessions_shutdown(&relay->sessions);
     legacy_sessions_shutdown(relay);
     relay->drain_deadline = clock_now_ms() + 2000;
     timer_entry_init(&relay->drain_timer, drain_tick);
@@ -360,8 +332,8 @@ void relay_destroy(struct relay *relay)
     if (relay->legacy_list.next)
         legacy_sessions_clear(relay);
     loop_destroy(&relay->loop); /* closes every connection through the callbacks */
-    core_negotiations_clear(relay);
-    dict_free(&relay->negotiations);
+    if (relay->negotiations.loop)
+        core_negotiations_clear(&relay->negotiations);
     dict_free(&relay->legacy_sessions);
     for (size_t i = 0; relay->route_states && i < relay->loop.cfg->hub_count; i++)
         for (size_t k = 0; k < relay->route_states[i].streaming_count; k++)
@@ -369,9 +341,9 @@ void relay_destroy(struct relay *relay)
     free(relay->route_states);
     relay->route_states = NULL;
     token_key_clear(&relay->token_key);
-    for (unsigned i = 0; i < relay->backend_source_count; i++)
-        free(relay->backend_sources[i]);
-    free(relay->backend_sources);
+    backends_free(&relay->backends);
+    free(relay->endpoints);
+    relay->endpoints = NULL;
 }
 
 void relay_render_metrics(struct relay *relay, struct buf *out)
@@ -393,17 +365,19 @@ void relay_render_metrics(struct relay *relay, struct buf *out)
         "signalr_relay_bytes_to_clients_total %llu\n"
         "signalr_relay_protocol_errors_total %llu\n"
         "signalr_relay_flow_control_pauses_total %llu\n"
+        "signalr_relay_out_of_memory_closes_total %llu\n"
         "signalr_relay_legacy_sessions_active %llu\n"
         "signalr_relay_legacy_negotiations_total %llu\n"
         "signalr_relay_timers_armed %zu\n"
         "signalr_relay_os_timers 1\n",
         (unsigned long long)s->sessions_active, (unsigned long long)s->sessions_opened,
         (unsigned long long)s->sessions_closed, (unsigned long long)s->negotiations,
-        dict_count(&relay->negotiations), (unsigned long long)s->backend_links_active,
+        core_negotiations_pending(&relay->negotiations), (unsigned long long)s->backend_links_active,
         (unsigned long long)s->backend_failures, (unsigned long long)s->messages_to_backend,
         (unsigned long long)s->messages_to_clients, (unsigned long long)s->bytes_to_backend,
         (unsigned long long)s->bytes_to_clients, (unsigned long long)s->protocol_errors,
-        (unsigned long long)s->flow_control_pauses, (unsigned long long)s->legacy_sessions_active,
+        (unsigned long long)s->flow_control_pauses, (unsigned long long)s->out_of_memory_closes,
+        (unsigned long long)s->legacy_sessions_active,
         (unsigned long long)s->legacy_negotiations, timer_wheel_armed(&relay->loop.wheel));
     buf_append(out, text, n > 0 ? (size_t)n : 0);
 }

@@ -20,7 +20,11 @@
 #include "containers/list.h"
 #include "hub/conn_token.h"
 #include "containers/timer_wheel.h"
+#include "relay/backend.h"
+#include "relay/core_negotiate.h"
+#include "relay/core_session.h"
 #include "relay/loop.h"
+#include "relay/proxy_channel.h"
 
 /* What the relay learns about a configured hub at run time. */
 #define ROUTE_MAX_STREAMING_METHODS 64
@@ -31,19 +35,18 @@ struct route_state {
 
 struct relay {
     struct loop loop;                 /* the event loop, lws context, timer wheel, config, counters */
+    struct backends backends;         /* the client side toward backend hubs */
+    struct proxy_endpoint *endpoints; /* one per cfg->hubs entry: what serves that hub */
 
-    struct dict negotiations;         /* client-facing token -> struct negotiation */
+    struct core_negotiations negotiations;
     uint8_t dict_seed[DICT_SEED_LEN];
 
-    struct list_node sessions;        /* every live struct core_session */
+    struct core_sessions sessions;
     struct dict legacy_sessions;      /* legacy connection id -> struct legacy_session */
     struct list_node legacy_list;     /* every legacy session, ended ones included */
     struct route_state *route_states; /* one per cfg->hubs entry */
     struct token_key token_key;       /* signs legacy connection tokens */
     uint32_t instance_id;             /* random per process: in legacy cursors */
-    unsigned backend_source_next;     /* round robin over cfg backend source addresses */
-    char **backend_sources;           /* parsed cfg->backend_source_addresses */
-    unsigned backend_source_count;
 
     struct lws_protocols protocols[4]; /* lws keeps a pointer: lives as long as the context */
     struct timer_entry drain_timer;   /* shutdown: checks whether everything closed */
@@ -59,9 +62,6 @@ void relay_run(struct relay *relay);
 void relay_stop(struct relay *relay);
 /* Closes every connection and frees everything relay_start made. */
 void relay_destroy(struct relay *relay);
-
-/* The next local address backend links should bind to, or NULL for the kernel's choice. */
-const char *relay_next_backend_source(struct relay *relay);
 
 /* Renders /metrics (Prometheus text format) into out. */
 void relay_render_metrics(struct relay *relay, struct buf *out);
