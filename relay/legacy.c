@@ -16,15 +16,17 @@
 #include "protocol/legacy_negotiate.h"
 #include "relay/legacy_session.h"
 #include "relay/log.h"
-#include "relay/relay.h"
 
 #define JSON_UTF8 "application/json; charset=UTF-8"
+/* The original server's defaults, which negotiate tells the client. */
+#define CONNECTION_TIMEOUT_MS 110000        /* ConnectionTimeout: how long a long poll is held */
+#define TRANSPORT_CONNECT_TIMEOUT_MS 5000   /* TransportConnectTimeout: a transport's time to connect */
 
 enum legacy_transport { TRANSPORT_UNKNOWN, TRANSPORT_WEBSOCKETS, TRANSPORT_SSE, TRANSPORT_LONG_POLLING, TRANSPORT_FOREVER_FRAME };
 
-const char *legacy_route(const struct relay *relay, const char *path)
+const char *legacy_route(const struct relay_config *cfg, const char *path)
 {
-    const char *base = relay->loop.cfg->legacy_path;
+    const char *base = cfg->legacy_path;
     size_t n = strlen(base);
     if (n == 0 || strncasecmp(path, base, n) != 0)
         return NULL;
@@ -33,9 +35,9 @@ const char *legacy_route(const struct relay *relay, const char *path)
     return path + n;
 }
 
-static int respond_text(struct relay *relay, struct lws *wsi, unsigned status, const char *text)
+static int respond_text(struct legacy_table *t, struct lws *wsi, unsigned status, const char *text)
 {
-    return http_respond_text(relay->loop.cfg, wsi, status, text);
+    return http_respond_text(t->loop->cfg, wsi, status, text);
 }
 
 /* The suffix after the endpoint, without trailing '/', equals name (case-insensitive). */
@@ -75,21 +77,21 @@ static bool mint_connection_id(char out[37])
 }
 
 /* Steps 7-8 of the original dispatch: the token is present and ours. */
-static int verify_token(struct relay *relay, struct lws *wsi, struct conn_token_claims *claims, bool respond)
+static int verify_token(struct legacy_table *t, struct lws *wsi, struct conn_token_claims *claims, bool respond)
 {
     char token[CONN_TOKEN_MAX_CHARS + 1];
     int n = http_query_arg(wsi, "connectionToken", token, sizeof token);
     if (n <= 0) {
         if (respond)
-            return respond_text(relay, wsi, 400, "Protocol error: Missing connection token.");
-        return http_refuse_upgrade(relay->loop.cfg, wsi, 400, "Protocol error: Missing connection token.");
+            return respond_text(t, wsi, 400, "Protocol error: Missing connection token.");
+        return http_refuse_upgrade(t->loop->cfg, wsi, 400, "Protocol error: Missing connection token.");
     }
     conn_token_claims_init(claims);
-    if (conn_token_verify(&relay->token_key, span_make(token, (size_t)n), claims, NULL) != PROTO_OK) {
+    if (conn_token_verify(&t->token_key, span_make(token, (size_t)n), claims, NULL) != PROTO_OK) {
         static const char text[] = "The ConnectionId is in the incorrect format.";
         if (respond)
-            return respond_text(relay, wsi, 400, text);
-        return http_refuse_upgrade(relay->loop.cfg, wsi, 400, text);
+            return respond_text(t, wsi, 400, text);
+        return http_refuse_upgrade(t->loop->cfg, wsi, 400, text);
     }
     return 0;
 }
@@ -101,7 +103,7 @@ static void claims_connection_id(const struct conn_token_claims *claims, char ou
 
 /* ---------------------------------------------------------- negotiate */
 
-static int negotiate(struct relay *relay, struct lws *wsi)
+static int negotiate(struct legacy_table *t, struct lws *wsi)
 {
     char data[4096] = "", protocol_text[32] = "";
     int data_len = http_query_arg(wsi, "connectionData", data, sizeof data);
@@ -113,15 +115,15 @@ static int negotiate(struct relay *relay, struct lws *wsi)
         char text[300];
         snprintf(text, sizeof text, "connectionData is not valid: %s", err.detail);
         legacy_hub_list_release(&hubs);
-        return respond_text(relay, wsi, 500, text);
+        return respond_text(t, wsi, 500, text);
     }
     struct span names[LEGACY_MAX_HUBS];
     for (size_t i = 0; i < hubs.count; i++) {
-        if (!config_find_hub(relay->loop.cfg, hubs.names[i].ptr, hubs.names[i].len) || hubs.names[i].len > CONN_TOKEN_MAX_HUB_LEN) {
+        if (!legacy_table_hub(t, hubs.names[i]) || hubs.names[i].len > CONN_TOKEN_MAX_HUB_LEN) {
             char text[300];
             snprintf(text, sizeof text, "'%.*s' Hub could not be resolved.", (int)hubs.names[i].len, hubs.names[i].ptr);
             legacy_hub_list_release(&hubs);
-            return respond_text(relay, wsi, 500, text);
+            return respond_text(t, wsi, 500, text);
         }
         names[i] = hubs.names[i];
     }
@@ -130,28 +132,28 @@ static int negotiate(struct relay *relay, struct lws *wsi)
     buf_init(&token);
     buf_init(&body);
     bool ok = mint_connection_id(id) &&
-              conn_token_mint(&relay->token_key, span_from_cstr(id), SPAN_LIT(""), names, hubs.count,
+              conn_token_mint(&t->token_key, span_from_cstr(id), SPAN_LIT(""), names, hubs.count,
                               clock_now_ms(), &token);
     legacy_hub_list_release(&hubs);
-    const struct relay_config *cfg = relay->loop.cfg;
+    const struct relay_config *cfg = t->loop->cfg;
     struct legacy_negotiate n = {
         .url = span_from_cstr(cfg->legacy_path),
         .connection_token = buf_span(&token),
         .connection_id = span_from_cstr(id),
         .keep_alive_timeout_ms = 2 * cfg->legacy_keepalive_ms,
         .disconnect_timeout_ms = cfg->legacy_disconnect_ms,
-        .connection_timeout_ms = 110000,
+        .connection_timeout_ms = CONNECTION_TIMEOUT_MS,
         .try_websockets = true,
         .protocol = legacy_protocol_resolve(proto_len >= 0 ? span_make(protocol_text, (size_t)proto_len) : SPAN_NONE),
-        .transport_connect_timeout_ms = 5000,
+        .transport_connect_timeout_ms = TRANSPORT_CONNECT_TIMEOUT_MS,
         .long_poll_delay_ms = 0,
     };
     int rc;
     if (ok && legacy_negotiate_encode(&body, &n)) {
-        relay->loop.stats.legacy_negotiations++;
-        rc = http_respond(relay->loop.cfg, wsi, 200, JSON_UTF8, body.data, body.len);
+        t->loop->stats.legacy_negotiations++;
+        rc = http_respond(t->loop->cfg, wsi, 200, JSON_UTF8, body.data, body.len);
     } else {
-        rc = respond_text(relay, wsi, 500, "The relay could not complete negotiate.");
+        rc = respond_text(t, wsi, 500, "The relay could not complete negotiate.");
     }
     buf_free(&token);
     buf_free(&body);
@@ -160,77 +162,77 @@ static int negotiate(struct relay *relay, struct lws *wsi)
 
 /* ---------------------------------------------------------- requests */
 
-static int start(struct relay *relay, struct lws *wsi, const struct conn_token_claims *claims)
+static int start(struct legacy_table *t, struct lws *wsi, const struct conn_token_claims *claims)
 {
     char id[40];
     claims_connection_id(claims, id);
-    struct legacy_session *s = legacy_session_find(relay, id);
+    struct legacy_session *s = legacy_session_find(t, id);
     if (!s)
-        return respond_text(relay, wsi, 500, "The connection was not found: it never connected, or it has ended.");
+        return respond_text(t, wsi, 500, "The connection was not found: it never connected, or it has ended.");
     return legacy_session_start(s, wsi);
 }
 
-static int abort_connection(struct relay *relay, struct lws *wsi, const struct conn_token_claims *claims)
+static int abort_connection(struct legacy_table *t, struct lws *wsi, const struct conn_token_claims *claims)
 {
     char id[40];
     claims_connection_id(claims, id);
-    struct legacy_session *s = legacy_session_find(relay, id);
+    struct legacy_session *s = legacy_session_find(t, id);
     if (s)
         legacy_session_abort(s);
-    return respond_text(relay, wsi, 200, "");
+    return respond_text(t, wsi, 200, "");
 }
 
-int legacy_http(struct relay *relay, struct lws *wsi, const char *suffix)
+int legacy_http(struct legacy_table *t, struct lws *wsi, const char *suffix)
 {
     char scratch[8];
     if (http_query_arg(wsi, "callback", scratch, sizeof scratch) >= 0)
-        return respond_text(relay, wsi, 403, "Forbidden: JSONP is disabled.");
+        return respond_text(t, wsi, 403, "Forbidden: JSONP is disabled.");
     if (http_request_method(wsi) == HTTP_OPTIONS)
-        return http_respond_preflight(relay->loop.cfg, wsi);
+        return http_respond_preflight(t->loop->cfg, wsi);
     if (suffix_is(suffix, "hubs") || suffix_is(suffix, "js"))
-        return respond_text(relay, wsi, 404,
+        return respond_text(t, wsi, 404,
                             "The relay does not generate the hub proxy script; use connection.createHubProxy('hubName').");
     if (suffix_is(suffix, "negotiate"))
-        return negotiate(relay, wsi);
+        return negotiate(t, wsi);
     if (suffix_is(suffix, "ping"))
-        return http_respond(relay->loop.cfg, wsi, 200, JSON_UTF8, LEGACY_PING_RESPONSE, sizeof LEGACY_PING_RESPONSE - 1);
+        return http_respond(t->loop->cfg, wsi, 200, JSON_UTF8, LEGACY_PING_RESPONSE, sizeof LEGACY_PING_RESPONSE - 1);
     enum legacy_transport transport = transport_of(wsi);
     if (transport == TRANSPORT_UNKNOWN)
-        return respond_text(relay, wsi, 400, "Protocol error: Unknown transport.");
+        return respond_text(t, wsi, 400, "Protocol error: Unknown transport.");
     struct conn_token_claims claims;
-    int rc = verify_token(relay, wsi, &claims, true);
+    int rc = verify_token(t, wsi, &claims, true);
     if (rc != 0 || lws_get_opaque_user_data(wsi))
         return rc;
     if (suffix_is(suffix, "start"))
-        rc = start(relay, wsi, &claims);
+        rc = start(t, wsi, &claims);
     else if (suffix_is(suffix, "abort"))
-        rc = abort_connection(relay, wsi, &claims);
+        rc = abort_connection(t, wsi, &claims);
     else if (transport == TRANSPORT_WEBSOCKETS)
-        rc = respond_text(relay, wsi, 400, "Not a valid web socket request.");
+        rc = respond_text(t, wsi, 400, "Not a valid web socket request.");
     else
-        rc = respond_text(relay, wsi, 400,
+        rc = respond_text(t, wsi, 400,
                           "Protocol error: only the webSockets transport is served by this relay for now.");
     conn_token_claims_free(&claims);
     return rc;
 }
 
-int legacy_confirm_upgrade(struct relay *relay, struct lws *wsi, const char *suffix)
+int legacy_confirm_upgrade(struct legacy_table *t, struct lws *wsi, const char *suffix)
 {
     char scratch[8];
     if (http_query_arg(wsi, "callback", scratch, sizeof scratch) >= 0)
-        return http_refuse_upgrade(relay->loop.cfg, wsi, 403, "Forbidden: JSONP is disabled.");
+        return http_refuse_upgrade(t->loop->cfg, wsi, 403, "Forbidden: JSONP is disabled.");
     if (transport_of(wsi) != TRANSPORT_WEBSOCKETS) {
         static const char text[] = "Protocol error: Unknown transport.";
-        return http_refuse_upgrade(relay->loop.cfg, wsi, 400, text);
+        return http_refuse_upgrade(t->loop->cfg, wsi, 400, text);
     }
     struct conn_token_claims claims;
-    int rc = verify_token(relay, wsi, &claims, false);
+    int rc = verify_token(t, wsi, &claims, false);
     if (rc != 0)
         return rc;
     char id[40];
     claims_connection_id(&claims, id);
     bool reconnect = !suffix_is(suffix, "connect");
-    struct legacy_session *s = legacy_session_find(relay, id);
+    struct legacy_session *s = legacy_session_find(t, id);
     bool fresh = s == NULL;
     if (!s) {
         struct legacy_hub_list hubs;
@@ -242,7 +244,7 @@ int legacy_confirm_upgrade(struct relay *relay, struct lws *wsi, const char *suf
         }
         /* A reconnect for a connection the relay no longer has gets a session
          * without hubs whose only message tells the client to start over. */
-        s = legacy_session_create(relay, id, &hubs, wsi);
+        s = legacy_session_create(t, id, &hubs, wsi);
         if (!s) {
             conn_token_claims_free(&claims);
             return -1;
@@ -256,7 +258,7 @@ int legacy_confirm_upgrade(struct relay *relay, struct lws *wsi, const char *suf
      * cursor says (even "nothing seen yet"): the new session only tells the client to start over. */
     bool cursor_ok = !(reconnect && fresh) && n > 0 &&
                      legacy_cursor_parse(span_make(message_id, (size_t)n), &instance, &cursor) &&
-                     instance == relay->instance_id;
+                     instance == t->instance_id;
     legacy_session_attach(s, wsi, reconnect, cursor, cursor_ok);
     conn_token_claims_free(&claims);
     return 0;

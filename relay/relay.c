@@ -75,9 +75,9 @@ static int route_http(struct relay *relay, struct lws *wsi)
         return respond_text(relay, wsi, 414, "URI Too Long");
     if (strcmp(path, "/metrics") == 0 && method == HTTP_GET)
         return serve_metrics(relay, wsi);
-    const char *legacy_suffix = legacy_route(relay, path);
+    const char *legacy_suffix = legacy_route(relay->loop.cfg, path);
     if (legacy_suffix)
-        return legacy_http(relay, wsi, legacy_suffix);
+        return legacy_http(&relay->legacy, wsi, legacy_suffix);
     bool negotiate;
     const struct hub_route *hub = route_hub(relay, path, &negotiate);
     if (!hub)
@@ -97,9 +97,9 @@ static int confirm_upgrade(struct relay *relay, struct lws *wsi)
     bool negotiate;
     if (!http_request_path(wsi, path, sizeof path))
         return -1;
-    const char *legacy_suffix = legacy_route(relay, path);
+    const char *legacy_suffix = legacy_route(relay->loop.cfg, path);
     if (legacy_suffix)
-        return legacy_confirm_upgrade(relay, wsi, legacy_suffix);
+        return legacy_confirm_upgrade(&relay->legacy, wsi, legacy_suffix);
     const struct hub_route *hub = route_hub(relay, path, &negotiate);
     if (!hub || negotiate)
         return http_refuse_upgrade(relay->loop.cfg, wsi, 404, "Not Found");
@@ -143,7 +143,7 @@ static void detach_and_destroy(struct lws *wsi, void *owner)
     case WSI_ROLE_CORE_SESSION: core_session_destroy(owner); break;
     case WSI_ROLE_NEGOTIATION: core_negotiate_abandon(owner); break;
     case WSI_ROLE_LEGACY_SESSION: legacy_session_channel_closed(owner, wsi); break;
-    case WSI_ROLE_LEGACY_START: legacy_session_start_abandoned(owner); break;
+    case WSI_ROLE_LEGACY_START: legacy_start_abandoned(owner); break;
     case WSI_ROLE_BACKEND_NEGOTIATE:
     case WSI_ROLE_BACKEND_LINK: backend_wsi_destroyed(owner); break;
     case WSI_ROLE_NONE: break;
@@ -161,7 +161,7 @@ static int server_callback(struct lws *wsi, enum lws_callback_reasons reason, vo
         if (negotiation_of(owner))
             return core_negotiate_write_reply(owner, wsi);
         if (role_of(owner) == WSI_ROLE_LEGACY_START)
-            return legacy_session_start_writeable(owner, wsi);
+            return legacy_start_writeable(owner, wsi);
         return 0;
     case LWS_CALLBACK_CLOSED_HTTP:
         if (role_of(owner) == WSI_ROLE_NEGOTIATION || role_of(owner) == WSI_ROLE_LEGACY_START)
@@ -222,12 +222,7 @@ int relay_start(struct relay *relay, const struct relay_config *cfg)
         return -1;
     }
     core_negotiations_init(&relay->negotiations, &relay->loop, &relay->backends, relay->dict_seed);
-    dict_init(&relay->legacy_sessions, relay->dict_seed);
-    list_init_head(&relay->legacy_list);
-    relay->route_states = calloc(cfg->hub_count ? cfg->hub_count : 1, sizeof *relay->route_states);
-    bool keyed = cfg->token_secret ? token_key_from_secret(&relay->token_key, cfg->token_secret)
-                                   : token_key_generate(&relay->token_key);
-    if (!relay->route_states || !keyed || RAND_bytes((unsigned char *)&relay->instance_id, sizeof relay->instance_id) != 1) {
+    if (!legacy_table_init(&relay->legacy, &relay->loop, cfg->hub_count, relay->dict_seed)) {
         log_error("relay: out of memory or randomness");
         return -1;
     }
@@ -236,8 +231,10 @@ int relay_start(struct relay *relay, const struct relay_config *cfg)
         log_error("relay: out of memory");
         return -1;
     }
-    for (size_t i = 0; i < cfg->hub_count; i++)
+    for (size_t i = 0; i < cfg->hub_count; i++) {
         proxy_endpoint_init(&relay->endpoints[i], &relay->backends, &cfg->hubs[i]);
+        relay->legacy.hubs[i].endpoint = &relay->endpoints[i].base;
+    }
 
     /* lws' per-WebSocket receive buffer (rx_buffer_size) lives as long as the connection, idle
      * or not: with 4096 it was ~8 KiB of the relay's ~11 KiB per proxied client (client side and
@@ -305,7 +302,7 @@ static void drain_tick(struct timer_entry *e)
 static void drain(struct relay *relay)
 {
     core_sessions_shutdown(&relay->sessions);
-    legacy_sessions_shutdown(relay);
+    legacy_table_shutdown(&relay->legacy);
     relay->drain_deadline = clock_now_ms() + 2000;
     timer_entry_init(&relay->drain_timer, drain_tick);
     loop_timer_schedule(&relay->loop, &relay->drain_timer, clock_now_ms());
@@ -329,18 +326,10 @@ void relay_stop(struct relay *relay)
 
 void relay_destroy(struct relay *relay)
 {
-    if (relay->legacy_list.next)
-        legacy_sessions_clear(relay);
+    legacy_table_free(&relay->legacy);
     loop_destroy(&relay->loop); /* closes every connection through the callbacks */
     if (relay->negotiations.loop)
         core_negotiations_clear(&relay->negotiations);
-    dict_free(&relay->legacy_sessions);
-    for (size_t i = 0; relay->route_states && i < relay->loop.cfg->hub_count; i++)
-        for (size_t k = 0; k < relay->route_states[i].streaming_count; k++)
-            free(relay->route_states[i].streaming_methods[k]);
-    free(relay->route_states);
-    relay->route_states = NULL;
-    token_key_clear(&relay->token_key);
     backends_free(&relay->backends);
     free(relay->endpoints);
     relay->endpoints = NULL;

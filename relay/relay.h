@@ -23,15 +23,9 @@
 #include "relay/backend.h"
 #include "relay/core_negotiate.h"
 #include "relay/core_session.h"
+#include "relay/legacy_session.h"
 #include "relay/loop.h"
 #include "relay/proxy_channel.h"
-
-/* What the relay learns about a configured hub at run time. */
-#define ROUTE_MAX_STREAMING_METHODS 64
-struct route_state {
-    char *streaming_methods[ROUTE_MAX_STREAMING_METHODS]; /* learnt from the backend's answers */
-    size_t streaming_count;
-};
 
 struct relay {
     struct loop loop;                 /* the event loop, lws context, timer wheel, config, counters */
@@ -42,11 +36,7 @@ struct relay {
     uint8_t dict_seed[DICT_SEED_LEN];
 
     struct core_sessions sessions;
-    struct dict legacy_sessions;      /* legacy connection id -> struct legacy_session */
-    struct list_node legacy_list;     /* every legacy session, ended ones included */
-    struct route_state *route_states; /* one per cfg->hubs entry */
-    struct token_key token_key;       /* signs legacy connection tokens */
-    uint32_t instance_id;             /* random per process: in legacy cursors */
+    struct legacy_table legacy;       /* legacy connections, their tokens and per-hub state */
 
     struct lws_protocols protocols[4]; /* lws keeps a pointer: lives as long as the context */
     struct timer_entry drain_timer;   /* shutdown: checks whether everything closed */
