@@ -27,6 +27,8 @@ static const struct legacy_start_ops session_start_ops;
 
 /* ------------------------------------------------------- to the client */
 
+static void pause_links(struct legacy_session *s, bool paused);
+
 /* Every frame to the client goes out here. A frame that cannot be allocated
  * ends the connection instead of going missing (docs/ARCHITECTURE.md). */
 static void queue_text(struct legacy_session *s, const char *data, size_t len)
@@ -50,6 +52,8 @@ static void queue_text(struct legacy_session *s, const char *data, size_t len)
     } else {
         wsmsg_send(s->wsi, &s->to_client, m);
     }
+    if (s->to_client.bytes > s->loop->cfg->max_buffered_bytes)
+        pause_links(s, true); /* the client is slow: stop reading the hubs */
 }
 
 /* {"C":"<cursor of last>","M":[elements...]} with the given head flags. */
@@ -126,6 +130,29 @@ static void send_result_error(struct legacy_session *s, const char *legacy_id, c
     buf_free(&out);
 }
 
+/* ---------------------------------------------------------- flow control */
+
+/* The queue toward the client is over the mark (paused = true) or fell to
+ * half of it: every link stops or resumes passing the hubs' messages. */
+static void pause_links(struct legacy_session *s, bool paused)
+{
+    if (s->links_paused == paused)
+        return;
+    s->links_paused = paused;
+    if (paused)
+        s->loop->stats.flow_control_pauses++;
+    for (size_t i = 0; i < s->link_count; i++)
+        legacy_link_pause(s->links[i], paused);
+}
+
+static bool any_link_full(const struct legacy_session *s)
+{
+    for (size_t i = 0; i < s->link_count; i++)
+        if (legacy_link_full(s->links[i]))
+            return true;
+    return false;
+}
+
 /* ----------------------------------------------------------------- links */
 
 static void link_push(void *owner, struct span element)
@@ -147,11 +174,12 @@ static void link_changed(void *owner, struct legacy_link *l)
         legacy_start_check(&s->start);
 }
 
+/* A link drained: the client is read again once no link is full. */
 static void link_drained(void *owner)
 {
     struct legacy_session *s = owner;
-    if (s->wsi)
-        lws_rx_flow_control(s->wsi, 1);
+    if (!any_link_full(s))
+        wsmsg_resume_reading(s->wsi, &s->client_paused);
 }
 
 static const struct legacy_link_ops session_link_ops = {
@@ -173,6 +201,8 @@ static struct legacy_link *open_link(struct legacy_session *s, struct legacy_hub
     if (!l)
         return NULL;
     s->links[s->link_count++] = l;
+    if (s->links_paused)
+        legacy_link_pause(l, true);
     return l;
 }
 
@@ -383,6 +413,7 @@ void legacy_session_attach(struct legacy_session *s, struct lws *wsi, bool recon
         lws_set_opaque_user_data(s->wsi, NULL);
         lws_set_timeout(s->wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
         msg_queue_clear(&s->to_client);
+        s->client_paused = false; /* the new socket is read from the start */
     }
     timer_cancel(&s->disconnect_timer);
     s->wsi = wsi;
@@ -452,11 +483,8 @@ static void forward_invocation(struct legacy_session *s, struct hub_msg *msg)
         }
     }
     legacy_link_invoke(l, legacy_id, msg);
-    if (legacy_link_full(l) && s->wsi) {
-        s->client_paused = true;
-        s->loop->stats.flow_control_pauses++;
-        lws_rx_flow_control(s->wsi, 0);
-    }
+    if (legacy_link_full(l))
+        wsmsg_pause_reading(s->wsi, &s->client_paused, s->loop);
 }
 
 static void handle_client_text(struct legacy_session *s, const char *data, size_t len)
@@ -512,6 +540,8 @@ int legacy_session_writeable(struct legacy_session *s, struct lws *wsi)
     }
     if (!wsmsg_flush(wsi, &s->to_client))
         return -1;
+    if (s->links_paused && s->to_client.bytes <= s->loop->cfg->max_buffered_bytes / 2)
+        pause_links(s, false);
     if (s->closing && msg_queue_is_empty(&s->to_client) && !lws_partial_buffered(wsi)) {
         lws_close_reason(wsi, LWS_CLOSE_STATUS_NORMAL, NULL, 0);
         return -1;
@@ -527,6 +557,7 @@ void legacy_session_channel_closed(struct legacy_session *s, struct lws *wsi)
     s->channel_live = false;
     s->client_paused = false;
     msg_queue_clear(&s->to_client);
+    pause_links(s, false); /* nothing waits for the client now: pushes go to the ring only */
     wsmsg_free(s->rx_partial);
     s->rx_partial = NULL;
     timer_cancel(&s->keepalive_timer);

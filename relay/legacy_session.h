@@ -10,7 +10,10 @@
  *  - the replay ring of every message pushed to the client, so /reconnect
  *    replays exactly what came after the client's cursor;
  *  - the current WebSocket (or none), its outgoing queue and its timers;
- *  - the /start request waiting for the links (relay/legacy_start.h). */
+ *  - the /start request waiting for the links (relay/legacy_start.h).
+ * Flow control both ways: a link whose queue toward the hub is full stops
+ * reading the client until every full link drained; a queue toward the client
+ * over --max-buffered pauses every link until it fell to half. */
 #ifndef SR_LEGACY_SESSION_H
 #define SR_LEGACY_SESSION_H
 
@@ -90,6 +93,7 @@ struct legacy_session {
     bool in_table;
     bool started;                    /* /start was answered "started" */
     bool client_paused;              /* reading the client paused: a hub link is full */
+    bool links_paused;               /* the links paused: the queue toward the client is full */
     bool closing;                    /* ended: flushing the last frames, then gone */
 };
 
