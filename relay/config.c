@@ -367,36 +367,48 @@ static char *read_whole_file(const char *path, size_t *len)
     return data;
 }
 
+static enum config_result add_hub_member(struct relay_config *cfg, const cJSON *h, const char *path, char *err,
+                                         size_t err_len)
+{
+    if (!cJSON_IsString(h))
+        return fail(err, err_len, "%s: hub \"%s\" must map to a URL string", path, h->string);
+    return add_hub(cfg, h->string, strlen(h->string), h->valuestring, err, err_len);
+}
+
+static enum config_result add_cors_member(struct relay_config *cfg, const cJSON *o, const char *path, char *err,
+                                          size_t err_len)
+{
+    if (!cJSON_IsString(o))
+        return fail(err, err_len, "%s: \"cors-origins\" must hold strings", path);
+    return add_cors_origin(cfg, o->valuestring, err, err_len);
+}
+
+/* Each member of a JSON object or array through add, stopping at the first error. */
+static enum config_result add_members(struct relay_config *cfg, const cJSON *item, const char *path,
+                                      enum config_result (*add)(struct relay_config *, const cJSON *, const char *,
+                                                                char *, size_t),
+                                      char *err, size_t err_len)
+{
+    const cJSON *member;
+    cJSON_ArrayForEach(member, item) {
+        if (add(cfg, member, path, err, err_len) != CONFIG_OK)
+            return CONFIG_ERROR;
+    }
+    return CONFIG_OK;
+}
+
 /* Config-file keys are the flag names; hubs is an object NAME -> URL and
  * corsOrigins an array, the rest strings or numbers. */
 static enum config_result apply_json_member(struct relay_config *cfg, const cJSON *item,
                                             const char *path, char *err, size_t err_len)
 {
     const char *key = item->string;
-    if (strcmp(key, "hubs") == 0) {
-        if (!cJSON_IsObject(item))
-            return fail(err, err_len, "%s: \"hubs\" must be an object of NAME: URL", path);
-        const cJSON *h;
-        cJSON_ArrayForEach(h, item) {
-            if (!cJSON_IsString(h))
-                return fail(err, err_len, "%s: hub \"%s\" must map to a URL string", path, h->string);
-            if (add_hub(cfg, h->string, strlen(h->string), h->valuestring, err, err_len) != CONFIG_OK)
-                return CONFIG_ERROR;
-        }
-        return CONFIG_OK;
-    }
-    if (strcmp(key, "cors-origins") == 0) {
-        if (!cJSON_IsArray(item))
-            return fail(err, err_len, "%s: \"cors-origins\" must be an array of strings", path);
-        const cJSON *o;
-        cJSON_ArrayForEach(o, item) {
-            if (!cJSON_IsString(o))
-                return fail(err, err_len, "%s: \"cors-origins\" must hold strings", path);
-            if (add_cors_origin(cfg, o->valuestring, err, err_len) != CONFIG_OK)
-                return CONFIG_ERROR;
-        }
-        return CONFIG_OK;
-    }
+    if (strcmp(key, "hubs") == 0)
+        return cJSON_IsObject(item) ? add_members(cfg, item, path, add_hub_member, err, err_len)
+                                    : fail(err, err_len, "%s: \"hubs\" must be an object of NAME: URL", path);
+    if (strcmp(key, "cors-origins") == 0)
+        return cJSON_IsArray(item) ? add_members(cfg, item, path, add_cors_member, err, err_len)
+                                   : fail(err, err_len, "%s: \"cors-origins\" must be an array of strings", path);
     if (strcmp(key, "config") == 0 || strcmp(key, "hub") == 0 || strcmp(key, "cors-origin") == 0)
         return fail(err, err_len, "%s: key \"%s\" is not allowed in a config file", path, key);
     char number[64];

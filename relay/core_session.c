@@ -16,15 +16,6 @@
 
 #define HANDSHAKE_MAX_BYTES (32u << 10) /* as the server: 32 KB without an RS cancels it */
 
-/* What opening the channel needs, captured at the upgrade (lws frees the
- * request's headers once the WebSocket is up); freed once the channel is opened. */
-struct hub_client_copy {
-    char *query;
-    struct header_list headers;
-    char *forwarded_for;
-    char *negotiated_token;
-};
-
 static const struct hub_channel_ops core_channel_ops;
 
 static bool is_binary(const struct core_session *s)
@@ -194,31 +185,15 @@ static void core_timeout_due(struct timer_entry *e)
 
 /* ------------------------------------------------------------------- hub */
 
-static void client_copy_free(struct hub_client_copy *c)
-{
-    if (!c)
-        return;
-    free(c->query);
-    header_list_free(&c->headers);
-    free(c->forwarded_for);
-    free(c->negotiated_token);
-    free(c);
-}
-
 static void open_channel(struct core_session *s)
 {
     struct hub_client_copy *c = s->client;
-    struct hub_channel_client client = {
-        .negotiated_token = c->negotiated_token,
-        .headers = &c->headers,
-        .query = c->query,
-        .forwarded_for = c->forwarded_for,
-    };
+    struct hub_channel_client client = hub_client_copy_view(c);
     const char *why = NULL;
     s->channel = hub_channel_open(s->endpoint, &client, &core_channel_ops, s, &why);
     /* The channel keeps its own copies: an idle session holds none of this. */
     s->client = NULL;
-    client_copy_free(c);
+    hub_client_copy_free(c);
     if (!s->channel)
         report_hub_loss(s, why);
 }
@@ -476,7 +451,7 @@ static struct hub_client_copy *client_copy_capture(struct lws *wsi, struct negot
         negotiation->backend_token = NULL;
     }
     if (!ok || !c->forwarded_for) {
-        client_copy_free(c);
+        hub_client_copy_free(c);
         return NULL;
     }
     return c;
@@ -537,7 +512,7 @@ void core_session_destroy(struct core_session *s)
     list_unlink(&s->link);
     s->loop->stats.sessions_active--;
     s->loop->stats.sessions_closed++;
-    client_copy_free(s->client);
+    hub_client_copy_free(s->client);
     free(s->hub_failure);
     free(s);
 }

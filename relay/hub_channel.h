@@ -206,6 +206,20 @@ static inline void hub_channel_close(struct hub_channel *ch, const char *error)
     ch->cls->close(ch, error);
 }
 
+/* An owned copy of a client's strings, for whoever opens a channel later
+ * than it learnt them (a session before its WebSocket is up, a proxy channel
+ * while it negotiates). view() gives the struct open takes. */
+struct hub_client_copy {
+    char *query;
+    struct header_list headers;
+    char *forwarded_for;
+    char *negotiated_token;
+};
+/* A copy of src's strings (not its claims), or NULL when out of memory. */
+struct hub_client_copy *hub_client_copy_new(const struct hub_channel_client *src);
+void hub_client_copy_free(struct hub_client_copy *c);
+struct hub_channel_client hub_client_copy_view(const struct hub_client_copy *c);
+
 /* ---- for implementations ------------------------------------------------ */
 
 void hub_channel_init(struct hub_channel *ch, const struct hub_channel_class *cls,

@@ -7,18 +7,11 @@
 
 #include "protocol/negotiate.h"
 
-/* What the link will need once negotiate answered; only while negotiating. */
-struct proxy_pending {
-    char *query;
-    struct header_list headers;
-    char *forwarded_for;
-};
-
 struct proxy_channel {
     struct hub_channel base;
     struct proxy_endpoint *ep;
     struct backend_negotiate *negotiating; /* step 1, when the client's negotiate left no token */
-    struct proxy_pending *pending;
+    struct hub_client_copy *pending;       /* what the link will need; only while negotiating */
     struct backend_link *link;             /* step 2 */
     struct msg_queue early;                /* sent before the link exists */
     char *connection_id;                   /* learnt by negotiating, until `opened` reports it */
@@ -29,35 +22,10 @@ struct proxy_channel {
 static const struct hub_channel_class proxy_class;
 static const struct backend_link_ops proxy_link_ops;
 
-static void pending_free(struct proxy_pending *p)
-{
-    if (!p)
-        return;
-    free(p->query);
-    header_list_free(&p->headers);
-    free(p->forwarded_for);
-    free(p);
-}
-
-static struct proxy_pending *pending_copy(const struct hub_channel_client *client)
-{
-    struct proxy_pending *p = calloc(1, sizeof *p);
-    if (!p)
-        return NULL;
-    bool ok = client->headers ? header_list_copy(&p->headers, client->headers) : (buf_init(&p->headers.pairs), true);
-    p->query = strdup(client->query ? client->query : "");
-    p->forwarded_for = client->forwarded_for ? strdup(client->forwarded_for) : NULL;
-    if (!ok || !p->query || (client->forwarded_for && !p->forwarded_for)) {
-        pending_free(p);
-        return NULL;
-    }
-    return p;
-}
-
 static void proxy_free(struct proxy_channel *ch)
 {
     msg_queue_clear(&ch->early);
-    pending_free(ch->pending);
+    hub_client_copy_free(ch->pending);
     free(ch->connection_id);
     free(ch);
 }
@@ -107,12 +75,12 @@ static void proxy_negotiated(void *owner, unsigned status, const char *body, siz
     char *backend_token = strndup(token.ptr, token.len);
     ch->connection_id = strndup(resp.connection_id.ptr, resp.connection_id.len);
     negotiate_response_release(&resp);
-    struct proxy_pending *p = ch->pending;
+    struct hub_client_copy *p = ch->pending;
     struct backend_params params = { ch->ep->route, p->query, &p->headers, p->forwarded_for };
     bool linked = backend_token && proxy_link(ch, &params, backend_token);
     free(backend_token);
     ch->pending = NULL;
-    pending_free(p);
+    hub_client_copy_free(p);
     if (!linked)
         proxy_refuse(ch, "the WebSocket connection could not be started");
 }
@@ -138,7 +106,7 @@ static struct hub_channel *proxy_open(struct hub_endpoint *base, const struct hu
         }
         return &ch->base;
     }
-    ch->pending = pending_copy(client);
+    ch->pending = hub_client_copy_new(client);
     ch->negotiating = ch->pending ? backend_negotiate_start(ep->backends, &params, proxy_negotiated, ch) : NULL;
     if (!ch->negotiating) {
         *why = "negotiate could not be started";
