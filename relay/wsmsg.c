@@ -7,7 +7,8 @@
 
 #include "relay/log.h"
 
-struct wsmsg *wsmsg_new(size_t cap, bool binary)
+/* A message with room for cap payload bytes; NULL when out of memory. */
+static struct wsmsg *wsmsg_new(size_t cap, bool binary)
 {
     if (cap > SIZE_MAX - sizeof(struct wsmsg) - LWS_PRE)
         return NULL;
@@ -22,7 +23,9 @@ struct wsmsg *wsmsg_new(size_t cap, bool binary)
     return m;
 }
 
-struct wsmsg *wsmsg_append(struct wsmsg *m, const void *data, size_t len)
+/* Appends bytes, growing the message; returns the (possibly moved) message or
+ * NULL on failure (the old message is then still valid and still owned by the caller). */
+static struct wsmsg *wsmsg_append(struct wsmsg *m, const void *data, size_t len)
 {
     if (len > m->cap - m->len) {
         size_t cap = m->cap ? m->cap : 256;
