@@ -9,7 +9,8 @@ The rules (docs/ARCHITECTURE.md, "Layers"):
                bottom (event loop, clock, config, logging, HTTP and WebSocket message helpers),
                middle (hub channels and backend connections), top (sessions, endpoints, routing,
                the process); a layer includes only its own and the ones below.
-  containers/, protocol/ and hub/ never include relay/ headers, libwebsockets or libev.
+  containers/, protocol/ and hub/ never include relay/ headers, libwebsockets or libev; protocol/
+  includes OpenSSL only in convert.c, and only <openssl/evp.h> (base64, see docs/ARCHITECTURE.md).
 And among relay/ modules (x.c and x.h together are module x) no include cycle at all.
 
 A relay/ file not named in RELAY_LAYERS below counts as top; give a new file its layer here.
@@ -28,6 +29,8 @@ MAY_INCLUDE = {
     "relay": {"relay", "hub", "protocol", "containers"},
 }
 FORBIDDEN_SYSTEM = {"libwebsockets.h", "ev.h"}  # only relay/ touches sockets and the loop
+# protocol/ is pure codecs: OpenSSL only for base64 in the JSON <-> MessagePack conversion.
+OPENSSL_ALLOWED_IN_PROTOCOL = {"protocol/convert.c": {"openssl/evp.h"}}
 
 BOTTOM, MIDDLE, TOP = 0, 1, 2
 LAYER_NAMES = {BOTTOM: "bottom", MIDDLE: "middle", TOP: "top"}
@@ -98,6 +101,10 @@ def main():
                 if system:
                     if folder != "relay" and target in FORBIDDEN_SYSTEM:
                         problems.append(f"{where}: {folder}/ must not include <{target}> (only relay/ does I/O)")
+                    if (folder == "protocol" and target.startswith("openssl/")
+                            and target not in OPENSSL_ALLOWED_IN_PROTOCOL.get(rel, ())):
+                        problems.append(f"{where}: protocol/ uses OpenSSL only for base64 in convert.c, "
+                                        f"not <{target}> here")
                     continue
                 top = target.split("/", 1)[0] if "/" in target else None
                 if top not in FOLDERS:
