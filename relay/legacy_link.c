@@ -120,6 +120,8 @@ static void link_send(struct legacy_link *l, struct wsmsg *m)
         l->full = true;
 }
 
+/* A message that cannot be built is never dropped quietly: the link fails
+ * (see end_if_out_of_memory) and the client hears why. */
 static bool link_send_json(struct legacy_link *l, const struct hub_msg *msg)
 {
     struct buf out;
@@ -127,9 +129,23 @@ static bool link_send_json(struct legacy_link *l, const struct hub_msg *msg)
     bool ok = core_json_encode(msg, &out, NULL) == PROTO_OK;
     struct wsmsg *m = ok ? wsmsg_copy(out.data, out.len, false) : NULL;
     buf_free(&out);
-    if (m)
+    if (m) {
         link_send(l, m);
-    return m != NULL;
+        return true;
+    }
+    if (!l->out_of_memory)
+        l->hub->loop->stats.out_of_memory_closes++;
+    l->out_of_memory = true;
+    return false;
+}
+
+static void link_failed(struct legacy_link *l, const char *why);
+
+/* At the end of every entry point: a message could not be built meanwhile. */
+static void end_if_out_of_memory(struct legacy_link *l)
+{
+    if (l->out_of_memory && l->state != LEGACY_LINK_FAILED)
+        link_failed(l, "the relay ran out of memory");
 }
 
 static bool send_call(struct legacy_link *l, struct legacy_call *c)
@@ -162,6 +178,7 @@ void legacy_link_invoke(struct legacy_link *l, const char *legacy_id, const stru
         fire.target = msg->target;
         fire.args = msg->args;
         link_send_json(l, &fire);
+        end_if_out_of_memory(l);
         return;
     }
     struct legacy_call *c = calloc(1, sizeof *c);
@@ -184,6 +201,7 @@ void legacy_link_invoke(struct legacy_link *l, const char *legacy_id, const stru
         reply_error(l, legacy_id, OUT_OF_MEMORY_TEXT);
         call_free(c);
     }
+    end_if_out_of_memory(l);
 }
 
 /* ------------------------------------------------------------ lifecycle */
@@ -404,6 +422,7 @@ static void link_message(void *owner, struct wsmsg *m)
         len -= consumed;
     }
     wsmsg_free(m);
+    end_if_out_of_memory(l);
 }
 
 static void link_ended(void *owner, const char *why)
