@@ -133,7 +133,7 @@ static uint32_t random_u32(void)
     return r;
 }
 
-static void arm_keepalive(struct core_session *s, uint64_t from)
+static void core_arm_keepalive(struct core_session *s, uint64_t from)
 {
     loop_timer_schedule(s->loop, &s->keepalive_timer, from + s->loop->cfg->keepalive_ms);
 }
@@ -161,7 +161,7 @@ static void core_keepalive_due(struct timer_entry *e)
     if (now - s->last_sent_ms >= s->loop->cfg->keepalive_ms)
         send_ping(s);
     if (s->state == CORE_OPEN)
-        arm_keepalive(s, s->last_sent_ms);
+        core_arm_keepalive(s, s->last_sent_ms);
 }
 
 static void core_timeout_due(struct timer_entry *e)
@@ -225,7 +225,7 @@ static void inspect_hub_message(struct core_session *s, const struct wsmsg *m)
             handshake_response_release(&resp);
         }
         if (!s->hub_sent_close)
-            arm_keepalive(s, clock_now_ms());
+            core_arm_keepalive(s, clock_now_ms());
         if (!whole)
             return;
         len -= consumed;

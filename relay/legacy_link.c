@@ -405,7 +405,7 @@ static bool handle_core_record(struct legacy_link *l, struct span record)
     return alive;
 }
 
-static void link_message(void *owner, struct wsmsg *m)
+static void channel_message(void *owner, struct wsmsg *m)
 {
     struct legacy_link *l = owner;
     const char *data = (const char *)m->payload;
@@ -425,7 +425,7 @@ static void link_message(void *owner, struct wsmsg *m)
     end_if_out_of_memory(l);
 }
 
-static void link_ended(void *owner, const char *why)
+static void channel_ended(void *owner, const char *why)
 {
     struct legacy_link *l = owner;
     l->channel = NULL;
@@ -433,7 +433,7 @@ static void link_ended(void *owner, const char *why)
         link_failed(l, why ? why : "the backend closed the connection");
 }
 
-static void link_drained(void *owner)
+static void channel_drained(void *owner)
 {
     struct legacy_link *l = owner;
     l->full = false;
@@ -441,8 +441,8 @@ static void link_drained(void *owner)
 }
 
 static const struct hub_channel_ops link_channel_ops = {
-    .message = link_message,
-    .drained = link_drained,
-    .refused = link_ended,
-    .closed = link_ended,
+    .message = channel_message,
+    .drained = channel_drained,
+    .refused = channel_ended,
+    .closed = channel_ended,
 };

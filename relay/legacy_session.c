@@ -266,7 +266,7 @@ int legacy_session_start(struct legacy_session *s, struct lws *wsi)
 
 /* -------------------------------------------------------------- timers */
 
-static void arm_keepalive(struct legacy_session *s)
+static void legacy_arm_keepalive(struct legacy_session *s)
 {
     loop_timer_schedule(s->loop, &s->keepalive_timer, s->last_sent_ms + s->loop->cfg->legacy_keepalive_ms);
 }
@@ -459,7 +459,7 @@ void legacy_session_established(struct legacy_session *s)
     s->channel_live = true;
     s->last_sent_ms = clock_now_ms();
     s->last_heard_ms = s->last_sent_ms;
-    arm_keepalive(s);
+    legacy_arm_keepalive(s);
 }
 
 /* --------------------------------------------------------- from client */
