@@ -14,6 +14,9 @@
 
 #define RELAY_VERSION "0.1.0"
 
+/* text starts with the string literal, ASCII case-insensitively; its length counted by the compiler. */
+#define STARTS_WITH_NOCASE(text, literal) (strncasecmp((text), literal, sizeof(literal) - 1) == 0)
+
 static enum config_result fail(char *err, size_t err_len, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
@@ -90,14 +93,14 @@ static enum config_result parse_backend_url(struct hub_route *h, const char *url
                                             size_t err_len)
 {
     const char *rest;
-    if (strncasecmp(url, "http://", 7) == 0 || strncasecmp(url, "ws://", 5) == 0) {
+    if (STARTS_WITH_NOCASE(url, "http://") || STARTS_WITH_NOCASE(url, "ws://")) {
         h->backend_tls = false;
-    } else if (strncasecmp(url, "https://", 8) == 0 || strncasecmp(url, "wss://", 6) == 0) {
+    } else if (STARTS_WITH_NOCASE(url, "https://") || STARTS_WITH_NOCASE(url, "wss://")) {
         h->backend_tls = true;
     } else {
         return fail(err, err_len, "backend URL '%s' must start with http://, https://, ws:// or wss://", url);
     }
-    rest = strstr(url, "://") + 3;
+    rest = strstr(url, "://") + sizeof "://" - 1;
     size_t host_len = strcspn(rest, ":/?#");
     if (host_len == 0)
         return fail(err, err_len, "backend URL '%s' has no host", url);
@@ -316,7 +319,7 @@ enum config_result config_parse_args(struct relay_config *cfg, int argc, char **
             printf("signalr-relay %s\n", RELAY_VERSION);
             return CONFIG_EXIT_SUCCESS;
         }
-        if (strncmp(arg, "--", 2) != 0)
+        if (strncmp(arg, "--", sizeof "--" - 1) != 0)
             return fail(err, err_len, "unexpected argument '%s' (options start with --; see --help)", arg);
         char name[64];
         const char *value;
