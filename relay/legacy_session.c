@@ -428,6 +428,7 @@ void legacy_session_attach(struct legacy_session *s, struct lws *wsi, bool recon
         lws_set_timeout(s->wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
         msg_queue_clear(&s->to_client);
         s->client_paused = false; /* the new socket is read from the start */
+        pause_links(s, false);    /* and nothing waits for it yet */
     }
     timer_cancel(&s->disconnect_timer);
     s->wsi = wsi;
