@@ -449,6 +449,8 @@ static struct hub_client_copy *client_copy_capture(struct lws *wsi, struct negot
     if (negotiation) {
         c->negotiated_token = negotiation->backend_token;
         negotiation->backend_token = NULL;
+        c->connection_id = negotiation->backend_connection_id;
+        negotiation->backend_connection_id = NULL;
     }
     if (!ok || !c->forwarded_for) {
         hub_client_copy_free(c);
@@ -480,10 +482,10 @@ struct core_session *core_session_create(struct core_sessions *table, struct lws
     timer_entry_init(&s->keepalive_timer, core_keepalive_due);
     timer_entry_init(&s->timeout_timer, core_timeout_due);
     snprintf(s->connection_id, sizeof s->connection_id, "-");
-    if (negotiation) {
-        snprintf(s->connection_id, sizeof s->connection_id, "%s", negotiation->backend_connection_id);
+    if (c->connection_id)
+        snprintf(s->connection_id, sizeof s->connection_id, "%s", c->connection_id);
+    if (negotiation)
         core_negotiation_free(negotiation);
-    }
     list_push_back(&table->all, &s->link);
     s->loop->stats.sessions_active++;
     return s;

@@ -207,6 +207,7 @@ static struct legacy_link *open_link(struct legacy_session *s, struct legacy_hub
         return NULL;
     s->links = grown;
     struct hub_channel_client client = {
+        .connection_id = s->connection_id,
         .headers = &s->headers,
         .query = s->query,
         .forwarded_for = s->forwarded_for,
