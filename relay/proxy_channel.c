@@ -163,9 +163,10 @@ static void proxy_link_opened(void *owner)
     struct proxy_channel *ch = owner;
     if (ch->paused) /* paused before the WebSocket was open */
         backend_link_pause_reading(ch->link, true);
-    hub_channel_report_opened(&ch->base, ch->connection_id);
-    free(ch->connection_id);
+    char *connection_id = ch->connection_id; /* the owner may close (free) the channel in `opened` */
     ch->connection_id = NULL;
+    hub_channel_report_opened(&ch->base, connection_id);
+    free(connection_id);
 }
 
 static void proxy_link_message(void *owner, struct wsmsg *msg)
