@@ -8,7 +8,6 @@
 
 #include "containers/buf.h"
 #include "relay/log.h"
-#include "relay/relay.h"
 #include "relay/wsi_role.h"
 
 #define NEGOTIATE_BODY_LIMIT (64u << 10)
@@ -61,14 +60,50 @@ static int append_forwarded_headers(struct lws *wsi, const struct forwarded *f, 
     return 0;
 }
 
+bool backends_init(struct backends *b, struct loop *loop)
+{
+    memset(b, 0, sizeof *b);
+    b->loop = loop;
+    const char *list = loop->cfg->backend_source_addresses;
+    for (const char *p = list ? list : ""; *p;) {
+        size_t n = strcspn(p, ",");
+        if (n > 0) {
+            char **grown = realloc(b->sources, (b->source_count + 1) * sizeof *grown);
+            if (!grown)
+                return false;
+            b->sources = grown;
+            if (!(b->sources[b->source_count] = strndup(p, n)))
+                return false;
+            b->source_count++;
+        }
+        p += n + (p[n] == ',');
+    }
+    return true;
+}
+
+void backends_free(struct backends *b)
+{
+    for (unsigned i = 0; i < b->source_count; i++)
+        free(b->sources[i]);
+    free(b->sources);
+    b->sources = NULL;
+    b->source_count = 0;
+}
+
+/* The next local address to bind to, or NULL for the kernel's choice. */
+static const char *next_source(struct backends *b)
+{
+    return b->source_count ? b->sources[b->source_next++ % b->source_count] : NULL;
+}
+
 /* Fills the lws connect info shared by both kinds of request. */
-static void connect_info_init(struct lws_client_connect_info *info, struct relay *relay,
+static void connect_info_init(struct lws_client_connect_info *info, struct backends *b,
                               const struct hub_route *route, const char *path, char *host_header,
                               size_t host_len, const struct forwarded *fwd)
 {
     memset(info, 0, sizeof *info);
-    info->context = relay->lws;
-    info->vhost = relay->vhost;
+    info->context = b->loop->lws;
+    info->vhost = b->loop->vhost;
     info->address = route->backend_host;
     info->port = route->backend_port;
     info->ssl_connection = route->backend_tls ? LCCSCF_USE_SSL : 0;
@@ -77,32 +112,107 @@ static void connect_info_init(struct lws_client_connect_info *info, struct relay
     info->host = host_header;
     const char *origin = header_list_get(&fwd->headers, "origin:");
     info->origin = origin ? origin : host_header;
-    info->iface = relay_next_backend_source(relay);
-    info->retry_and_idle_policy = &relay_lws_retry_policy;
+    info->iface = next_source(b);
+    info->retry_and_idle_policy = &loop_lws_retry_policy;
     info->ietf_version_or_minus_one = -1;
 }
 
 static bool build_path(struct buf *path, const struct hub_route *route, const char *suffix,
                        const char *first_arg, const char *query)
 {
+    bool more = query && *query;
     return buf_append_cstr(path, route->backend_path) && buf_append_cstr(path, suffix) &&
            buf_append_byte(path, '?') && buf_append_cstr(path, first_arg) &&
-           buf_append_cstr(path, query ? query : "") && buf_append_byte(path, '\0');
+           (!more || (buf_append_byte(path, '&') && buf_append_cstr(path, query))) && buf_append_byte(path, '\0');
+}
+
+/* The head of both kinds of backend connection: the tag lws' opaque user
+ * data is recognised by, the wsi, the headers to send, and what happened
+ * inside lws_client_connect_via_info. */
+struct backend_conn {
+    enum wsi_role role;               /* WSI_ROLE_BACKEND_NEGOTIATE or WSI_ROLE_BACKEND_LINK */
+    struct loop *loop;
+    struct lws *wsi;
+    struct forwarded fwd;
+    bool connecting;                  /* inside lws_client_connect_via_info */
+    bool failed_while_connecting;     /* lws reported a connection error meanwhile */
+    bool destroyed_while_connecting;  /* ... and destroyed the wsi too (e.g. at the descriptor limit) */
+};
+
+enum conn_start {
+    CONN_STARTED,
+    CONN_FAILED_FREE_NOW,  /* no wsi is left: the caller frees its object */
+    CONN_FAILED_LWS_FREES, /* lws still holds the wsi: its WSI_DESTROY frees the object */
+};
+
+/* Starts the lws client connection for c. lws may fail inside the call and
+ * even destroy the new wsi there (at the descriptor limit it does): the
+ * callbacks it runs meanwhile only take note (connecting is set), so the
+ * object stays the caller's until this returns. */
+static enum conn_start conn_start(struct backend_conn *c, struct backends *b, const struct backend_params *params,
+                                  const char *suffix, const char *first_arg, const char *method,
+                                  const char *protocol_name)
+{
+    c->loop = b->loop;
+    struct buf path;
+    buf_init(&path);
+    if (!forwarded_copy(&c->fwd, params) || !build_path(&path, params->route, suffix, first_arg, params->query)) {
+        buf_free(&path);
+        return CONN_FAILED_FREE_NOW;
+    }
+    struct lws_client_connect_info info;
+    char host[300];
+    connect_info_init(&info, b, params->route, path.data, host, sizeof host, &c->fwd);
+    info.method = method;
+    info.local_protocol_name = protocol_name;
+    info.opaque_user_data = c;
+    info.pwsi = &c->wsi;
+    c->connecting = true;
+    struct lws *wsi = lws_client_connect_via_info(&info);
+    c->connecting = false;
+    buf_free(&path);
+    if (wsi && !c->failed_while_connecting && !c->destroyed_while_connecting)
+        return CONN_STARTED;
+    log_warn("backend: cannot start %s to %s", method ? "negotiate" : "WebSocket", params->route->backend_url);
+    if (!wsi || c->destroyed_while_connecting) {
+        c->wsi = NULL;
+        return CONN_FAILED_FREE_NOW;
+    }
+    return CONN_FAILED_LWS_FREES;
+}
+
+/* lws reports the connection over (error or close). Inside conn_start it is
+ * only noted (the object stays the caller's); otherwise the wsi is detached
+ * and the caller reports and frees: true. */
+static bool conn_ended(struct backend_conn *c, struct lws *wsi)
+{
+    c->wsi = NULL;
+    if (c->connecting) {
+        c->failed_while_connecting = true;
+        return false;
+    }
+    lws_set_opaque_user_data(wsi, NULL);
+    return true;
+}
+
+/* lws destroys the wsi: inside conn_start the object is the caller's. */
+static bool conn_destroyed(struct backend_conn *c)
+{
+    c->wsi = NULL;
+    if (!c->connecting)
+        return true;
+    c->destroyed_while_connecting = true;
+    return false;
 }
 
 /* ------------------------------------------------------------- negotiate */
 
 struct backend_negotiate {
-    enum wsi_role role;       /* WSI_ROLE_BACKEND_NEGOTIATE */
-    struct relay *relay;
-    struct lws *wsi;
+    struct backend_conn conn; /* WSI_ROLE_BACKEND_NEGOTIATE */
     backend_negotiate_cb cb;  /* NULL once delivered or cancelled */
     void *owner;
-    struct forwarded fwd;
     struct buf body;
     unsigned status;
-    bool connecting;          /* inside lws_client_connect_via_info */
-    bool failed_while_connecting;
 };
 
 static void negotiate_deliver(struct backend_negotiate *r, const char *error)
@@ -115,50 +225,27 @@ static void negotiate_deliver(struct backend_negotiate *r, const char *error)
 
 static void negotiate_free(struct backend_negotiate *r)
 {
-    forwarded_free(&r->fwd);
+    forwarded_free(&r->conn.fwd);
     buf_free(&r->body);
     free(r);
 }
 
-struct backend_negotiate *backend_negotiate_start(struct relay *relay, const struct backend_params *params,
+struct backend_negotiate *backend_negotiate_start(struct backends *b, const struct backend_params *params,
                                                   backend_negotiate_cb cb, void *owner)
 {
     struct backend_negotiate *r = calloc(1, sizeof *r);
     if (!r)
         return NULL;
-    r->role = WSI_ROLE_BACKEND_NEGOTIATE;
-    r->relay = relay;
+    r->conn.role = WSI_ROLE_BACKEND_NEGOTIATE;
+    buf_init(&r->body);
+    enum conn_start st = conn_start(&r->conn, b, params, "/negotiate", "negotiateVersion=1", "POST",
+                                    backend_negotiate_protocol.name);
+    if (st == CONN_FAILED_FREE_NOW)
+        negotiate_free(r);
+    if (st != CONN_STARTED)
+        return NULL;
     r->cb = cb;
     r->owner = owner;
-    buf_init(&r->body);
-    struct buf path;
-    buf_init(&path);
-    if (!forwarded_copy(&r->fwd, params) ||
-        !build_path(&path, params->route, "/negotiate", "negotiateVersion=1", params->query)) {
-        buf_free(&path);
-        negotiate_free(r);
-        return NULL;
-    }
-    struct lws_client_connect_info info;
-    char host[300];
-    connect_info_init(&info, relay, params->route, path.data, host, sizeof host, &r->fwd);
-    info.method = "POST";
-    info.local_protocol_name = backend_negotiate_protocol.name;
-    info.opaque_user_data = r;
-    info.pwsi = &r->wsi;
-    r->connecting = true;
-    struct lws *wsi = lws_client_connect_via_info(&info);
-    r->connecting = false;
-    buf_free(&path);
-    if (!wsi || r->failed_while_connecting) {
-        log_warn("backend: cannot start negotiate with %s", params->route->backend_url);
-        /* If lws kept a wsi it will still call CLOSED; let that free it. */
-        if (!wsi)
-            negotiate_free(r);
-        else
-            r->cb = NULL;
-        return NULL;
-    }
     return r;
 }
 
@@ -167,8 +254,8 @@ void backend_negotiate_cancel(struct backend_negotiate *r)
     r->cb = NULL;
     /* While the context is being destroyed lws closes every wsi itself; its timer list may
      * already be half torn down, so no lws call here. */
-    if (r->wsi && !r->relay->destroying)
-        lws_set_timeout(r->wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
+    if (r->conn.wsi && !r->conn.loop->destroying)
+        lws_set_timeout(r->conn.wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
 }
 
 static int negotiate_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
@@ -181,9 +268,9 @@ static int negotiate_callback(struct lws *wsi, enum lws_callback_reasons reason,
             return -1;
         unsigned char **p = (unsigned char **)in, *end = (*p) + len;
         if (lws_add_http_header_by_name(wsi, (const unsigned char *)"content-length:",
-                                        (const unsigned char *)"0", 1, p, end))
+                                        (const unsigned char *)"0", (int)(sizeof "0" - 1), p, end))
             return -1;
-        return append_forwarded_headers(wsi, &r->fwd, in, len);
+        return append_forwarded_headers(wsi, &r->conn.fwd, in, len);
     }
     case LWS_CALLBACK_ESTABLISHED_CLIENT_HTTP:
         if (r)
@@ -207,25 +294,15 @@ static int negotiate_callback(struct lws *wsi, enum lws_callback_reasons reason,
             negotiate_deliver(r, NULL);
         return -1; /* one request per connection: close it */
     case LWS_CALLBACK_CLIENT_CONNECTION_ERROR:
-        if (!r)
-            return 0;
-        r->wsi = NULL;
         log_debug("backend: negotiate failed: %s", in ? (const char *)in : "connection error");
-        if (r->connecting) {
-            r->failed_while_connecting = true;
-            return 0;
-        }
-        negotiate_deliver(r, in ? (const char *)in : "connection error");
-        lws_set_opaque_user_data(wsi, NULL);
-        negotiate_free(r);
-        return 0;
+        /* fall through */
     case LWS_CALLBACK_CLOSED_CLIENT_HTTP:
-        if (!r)
-            return 0;
-        r->wsi = NULL;
-        negotiate_deliver(r, "backend closed the connection before answering");
-        lws_set_opaque_user_data(wsi, NULL);
-        negotiate_free(r);
+        if (r && conn_ended(&r->conn, wsi)) {
+            negotiate_deliver(r, reason == LWS_CALLBACK_CLOSED_CLIENT_HTTP
+                                     ? "backend closed the connection before answering"
+                                     : in ? (const char *)in : "connection error");
+            negotiate_free(r);
+        }
         return 0;
     default:
         return 0;
@@ -238,29 +315,24 @@ const struct lws_protocols backend_negotiate_protocol = {
 
 /* ------------------------------------------------------------------ link */
 
-enum link_state { LINK_CONNECTING, LINK_OPEN, LINK_CLOSING };
+enum backend_link_state { BACKEND_LINK_CONNECTING, BACKEND_LINK_OPEN, BACKEND_LINK_CLOSING };
 
 struct backend_link {
-    enum wsi_role role;       /* WSI_ROLE_BACKEND_LINK */
-    struct relay *relay;
-    struct lws *wsi;
+    struct backend_conn conn;           /* WSI_ROLE_BACKEND_LINK */
     const struct backend_link_ops *ops; /* NULL once the owner let go */
     void *owner;
-    struct forwarded fwd;
     struct msg_queue out;
     struct wsmsg *rx_partial;
-    enum link_state state;
+    enum backend_link_state state;
     bool above_high_water;
-    bool connecting;
-    bool failed_while_connecting;
 };
 
-static void link_free(struct backend_link *link)
+static void backend_link_free(struct backend_link *link)
 {
     msg_queue_clear(&link->out);
     wsmsg_free(link->rx_partial);
-    forwarded_free(&link->fwd);
-    link->relay->stats.backend_links_active--;
+    forwarded_free(&link->conn.fwd);
+    link->conn.loop->stats.backend_links_active--;
     free(link);
 }
 
@@ -270,72 +342,46 @@ static void link_report_closed(struct backend_link *link, const char *why)
     const struct backend_link_ops *ops = link->ops;
     link->ops = NULL;
     if (ops)
-        ops->closed(link->owner, why);
+        ops->closed(link->owner, link->state != BACKEND_LINK_CONNECTING, why);
 }
 
-struct backend_link *backend_link_open(struct relay *relay, const struct backend_params *params,
+struct backend_link *backend_link_open(struct backends *b, const struct backend_params *params,
                                        const char *backend_token, const struct backend_link_ops *ops,
                                        void *owner)
 {
+    char id_arg[300] = "id=";
+    lws_urlencode(id_arg + 3, backend_token, (int)sizeof id_arg - 3);
     struct backend_link *link = calloc(1, sizeof *link);
     if (!link)
         return NULL;
-    link->role = WSI_ROLE_BACKEND_LINK;
-    link->relay = relay;
+    link->conn.role = WSI_ROLE_BACKEND_LINK;
+    link->conn.loop = b->loop;
+    msg_queue_init(&link->out);
+    b->loop->stats.backend_links_active++;
+    enum conn_start st = conn_start(&link->conn, b, params, "", id_arg, NULL, backend_link_protocol.name);
+    if (st == CONN_FAILED_FREE_NOW)
+        backend_link_free(link);
+    if (st != CONN_STARTED)
+        return NULL; /* CONN_FAILED_LWS_FREES: its WSI_DESTROY frees it */
     link->ops = ops;
     link->owner = owner;
-    msg_queue_init(&link->out);
-    relay->stats.backend_links_active++;
-
-    struct buf path, id_arg;
-    buf_init(&path);
-    buf_init(&id_arg);
-    char encoded[256];
-    lws_urlencode(encoded, backend_token, (int)sizeof encoded);
-    bool ok = forwarded_copy(&link->fwd, params) && buf_append_cstr(&id_arg, "id=") &&
-              buf_append_cstr(&id_arg, encoded) && buf_append_byte(&id_arg, '\0') &&
-              build_path(&path, params->route, "", id_arg.data, params->query);
-    buf_free(&id_arg);
-    if (!ok) {
-        buf_free(&path);
-        link->ops = NULL;
-        link_free(link);
-        return NULL;
-    }
-    struct lws_client_connect_info info;
-    char host[300];
-    connect_info_init(&info, relay, params->route, path.data, host, sizeof host, &link->fwd);
-    info.local_protocol_name = backend_link_protocol.name;
-    info.opaque_user_data = link;
-    info.pwsi = &link->wsi;
-    link->connecting = true;
-    struct lws *wsi = lws_client_connect_via_info(&info);
-    link->connecting = false;
-    buf_free(&path);
-    if (!wsi || link->failed_while_connecting) {
-        log_warn("backend: cannot start WebSocket to %s", params->route->backend_url);
-        link->ops = NULL;
-        if (!wsi)
-            link_free(link);
-        return NULL;
-    }
     return link;
 }
 
 bool backend_link_send(struct backend_link *link, struct wsmsg *msg)
 {
-    if (link->state == LINK_CLOSING) {
+    if (link->state == BACKEND_LINK_CLOSING) {
         wsmsg_free(msg);
         return false;
     }
-    link->relay->stats.messages_to_backend++;
-    link->relay->stats.bytes_to_backend += msg->len;
-    if (link->state != LINK_OPEN || !link->wsi) {
+    link->conn.loop->stats.messages_to_backend++;
+    link->conn.loop->stats.bytes_to_backend += msg->len;
+    if (link->state != BACKEND_LINK_OPEN || !link->conn.wsi) {
         msg_queue_push(&link->out, msg); /* written once the WebSocket is open */
-    } else if (!wsmsg_send(link->wsi, &link->out, msg)) {
+    } else if (!wsmsg_send(link->conn.wsi, &link->out, msg)) {
         return false;
     }
-    if (link->out.bytes > link->relay->cfg->max_buffered_bytes)
+    if (link->out.bytes > link->conn.loop->cfg->max_buffered_bytes)
         link->above_high_water = true;
     return true;
 }
@@ -347,50 +393,45 @@ size_t backend_link_queued(const struct backend_link *link)
 
 void backend_link_pause_reading(struct backend_link *link, bool paused)
 {
-    if (link->wsi && link->state == LINK_OPEN)
-        lws_rx_flow_control(link->wsi, paused ? 0 : 1);
+    if (link->conn.wsi && link->state == BACKEND_LINK_OPEN)
+        lws_rx_flow_control(link->conn.wsi, paused ? 0 : 1);
 }
 
 void backend_link_close(struct backend_link *link)
 {
     link->ops = NULL;
-    if (link->state == LINK_CLOSING)
+    if (link->state == BACKEND_LINK_CLOSING)
         return;
-    if (link->relay->destroying) { /* lws is closing every wsi itself (see backend_negotiate_cancel) */
-        link->state = LINK_CLOSING;
-        return;
-    }
-    if (link->state == LINK_CONNECTING || !link->wsi) {
-        link->state = LINK_CLOSING;
-        if (link->wsi)
-            lws_set_timeout(link->wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
+    if (link->conn.loop->destroying) { /* lws is closing every wsi itself (see backend_negotiate_cancel) */
+        link->state = BACKEND_LINK_CLOSING;
         return;
     }
-    link->state = LINK_CLOSING;
-    lws_rx_flow_control(link->wsi, 1);
-    lws_callback_on_writable(link->wsi);
+    if (link->state == BACKEND_LINK_CONNECTING || !link->conn.wsi) {
+        link->state = BACKEND_LINK_CLOSING;
+        if (link->conn.wsi)
+            lws_set_timeout(link->conn.wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
+        return;
+    }
+    link->state = BACKEND_LINK_CLOSING;
+    lws_rx_flow_control(link->conn.wsi, 1);
+    lws_callback_on_writable(link->conn.wsi);
 }
 
 /* Whole messages from the backend go to the owner. */
 static int link_receive(struct backend_link *link, struct lws *wsi, const void *in, size_t len)
 {
-    struct wsmsg *whole;
-    switch (wsmsg_receive(&link->rx_partial, wsi, in, len, link->relay->cfg->max_message_bytes, &whole)) {
-    case WSMSG_RX_PARTIAL:
-        return 0;
-    case WSMSG_RX_NOMEM:
+    enum wsmsg_fault fault;
+    struct wsmsg *whole = wsmsg_receive(&link->rx_partial, wsi, in, len, link->conn.loop, "backend link", &fault);
+    if (!whole) {
+        if (fault == WSMSG_MORE)
+            return 0;
+        link_report_closed(link, fault == WSMSG_TOO_LARGE
+                                     ? "the backend sent a message larger than the relay's --max-message-size"
+                                     : "the relay ran out of memory for a message from the backend");
         return -1;
-    case WSMSG_RX_TOO_LARGE:
-        link->relay->stats.protocol_errors++;
-        log_warn("backend: a message over --max-message-size (%zu bytes); closing the link",
-                 link->relay->cfg->max_message_bytes);
-        link_report_closed(link, "the backend sent a message larger than the relay's --max-message-size");
-        return -1;
-    case WSMSG_RX_WHOLE:
-        break;
     }
-    link->relay->stats.messages_to_clients++;
-    link->relay->stats.bytes_to_clients += whole->len;
+    link->conn.loop->stats.messages_to_clients++;
+    link->conn.loop->stats.bytes_to_clients += whole->len;
     if (link->ops)
         link->ops->message(link->owner, whole);
     else
@@ -402,12 +443,12 @@ static int link_writeable(struct backend_link *link, struct lws *wsi)
 {
     if (!wsmsg_flush(wsi, &link->out))
         return -1;
-    if (link->above_high_water && link->out.bytes <= link->relay->cfg->max_buffered_bytes / 2) {
+    if (link->above_high_water && link->out.bytes <= link->conn.loop->cfg->max_buffered_bytes / 2) {
         link->above_high_water = false;
         if (link->ops && link->ops->drained)
             link->ops->drained(link->owner);
     }
-    if (link->state == LINK_CLOSING && msg_queue_is_empty(&link->out) && !lws_partial_buffered(wsi)) {
+    if (link->state == BACKEND_LINK_CLOSING && msg_queue_is_empty(&link->out) && !lws_partial_buffered(wsi)) {
         lws_close_reason(wsi, LWS_CLOSE_STATUS_NORMAL, NULL, 0);
         return -1;
     }
@@ -421,13 +462,13 @@ static int link_callback(struct lws *wsi, enum lws_callback_reasons reason, void
         return 0;
     switch (reason) {
     case LWS_CALLBACK_CLIENT_APPEND_HANDSHAKE_HEADER:
-        return append_forwarded_headers(wsi, &link->fwd, in, len);
+        return append_forwarded_headers(wsi, &link->conn.fwd, in, len);
     case LWS_CALLBACK_CLIENT_ESTABLISHED:
         /* The headers were for the upgrade request only: an open link holds none of them. */
-        forwarded_free(&link->fwd);
-        if (link->state == LINK_CLOSING)
+        forwarded_free(&link->conn.fwd);
+        if (link->state == BACKEND_LINK_CLOSING)
             return -1;
-        link->state = LINK_OPEN;
+        link->state = BACKEND_LINK_OPEN;
         if (link->ops)
             link->ops->opened(link->owner);
         if (!msg_queue_is_empty(&link->out))
@@ -438,36 +479,28 @@ static int link_callback(struct lws *wsi, enum lws_callback_reasons reason, void
     case LWS_CALLBACK_CLIENT_WRITEABLE:
         return link_writeable(link, wsi);
     case LWS_CALLBACK_CLIENT_CONNECTION_ERROR:
-        link->wsi = NULL;
-        link->relay->stats.backend_failures++;
-        if (link->connecting) {
-            link->failed_while_connecting = true;
-            return 0;
+        link->conn.loop->stats.backend_failures++;
+        if (conn_ended(&link->conn, wsi)) {
+            log_info("backend: WebSocket connection failed: %s", in ? (const char *)in : "unknown error");
+            link_report_closed(link, in ? (const char *)in : "the backend refused the WebSocket connection");
+            backend_link_free(link);
         }
-        log_info("backend: WebSocket connection failed: %s", in ? (const char *)in : "unknown error");
-        link_report_closed(link, in ? (const char *)in : "the backend refused the WebSocket connection");
-        lws_set_opaque_user_data(wsi, NULL);
-        link_free(link);
         return 0;
     case LWS_CALLBACK_CLIENT_CLOSED:
-        link->wsi = NULL;
-        link_report_closed(link, NULL);
-        lws_set_opaque_user_data(wsi, NULL);
-        link_free(link);
+        if (conn_ended(&link->conn, wsi)) {
+            link_report_closed(link, NULL);
+            backend_link_free(link);
+        }
         return 0;
     case LWS_CALLBACK_CLOSED_CLIENT_HTTP:
         /* A link closed while its upgrade request was in flight (e.g.
          * backend_link_close because the client's handshake was refused
          * meanwhile) ends as an HTTP client: lws sends neither CLIENT_CLOSED
          * nor CONNECTION_ERROR, and without this the link leaked. */
-        link->wsi = NULL;
-        if (link->connecting) {
-            link->failed_while_connecting = true; /* as for CONNECTION_ERROR */
-            return 0;
+        if (conn_ended(&link->conn, wsi)) {
+            link_report_closed(link, "the backend connection closed before the WebSocket was open");
+            backend_link_free(link);
         }
-        link_report_closed(link, "the backend connection closed before the WebSocket was open");
-        lws_set_opaque_user_data(wsi, NULL);
-        link_free(link);
         return 0;
     default:
         return 0;
@@ -476,14 +509,15 @@ static int link_callback(struct lws *wsi, enum lws_callback_reasons reason, void
 
 void backend_wsi_destroyed(void *handle)
 {
-    if (*(enum wsi_role *)handle == WSI_ROLE_BACKEND_LINK) {
+    struct backend_conn *c = handle;
+    if (!conn_destroyed(c))
+        return; /* inside conn_start: the caller frees it */
+    if (c->role == WSI_ROLE_BACKEND_LINK) {
         struct backend_link *link = handle;
-        link->wsi = NULL;
         link_report_closed(link, "the relay is shutting down");
-        link_free(link);
-    } else if (*(enum wsi_role *)handle == WSI_ROLE_BACKEND_NEGOTIATE) {
+        backend_link_free(link);
+    } else if (c->role == WSI_ROLE_BACKEND_NEGOTIATE) {
         struct backend_negotiate *r = handle;
-        r->wsi = NULL;
         negotiate_deliver(r, "the relay is shutting down");
         negotiate_free(r);
     }

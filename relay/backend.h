@@ -1,4 +1,4 @@
-/* backend.h - the relay's client side toward ASP.NET Core hubs.
+/* backend.h - lws client connections to ASP.NET Core hubs: negotiate requests and WebSocket links.
  *
  * Two kinds of backend connection, both lws client connections:
  *  - struct backend_negotiate: one POST {hub}/negotiate?negotiateVersion=1,
@@ -21,15 +21,28 @@
 
 #include "relay/config.h"
 #include "relay/http.h"
+#include "relay/loop.h"
 #include "relay/wsmsg.h"
 
-struct relay;
 struct lws_protocols;
+
+/* The relay's client side toward backends: the loop its connections run on
+ * and the local addresses they bind to in turn (--backend-source). */
+struct backends {
+    struct loop *loop;
+    char **sources;
+    unsigned source_count;
+    unsigned source_next;
+};
+
+/* Parses the configured source addresses. False when out of memory. */
+bool backends_init(struct backends *b, struct loop *loop);
+void backends_free(struct backends *b);
 
 /* What a backend request carries from the client. Strings are copied. */
 struct backend_params {
     const struct hub_route *route;
-    const char *query;          /* "&name=value..." already encoded, or "" */
+    const char *query;          /* "name=value&..." already encoded, or "" */
     const struct header_list *headers; /* the client's headers to pass on (copied) */
     const char *forwarded_for;  /* value for X-Forwarded-For, or NULL */
 };
@@ -44,7 +57,7 @@ struct backend_negotiate;
 /* Starts POST {route path}/negotiate?negotiateVersion=1{query}. NULL if it
  * could not even be started (the reason is logged). cb runs exactly once
  * unless the request is cancelled first. */
-struct backend_negotiate *backend_negotiate_start(struct relay *relay, const struct backend_params *params,
+struct backend_negotiate *backend_negotiate_start(struct backends *b, const struct backend_params *params,
                                                   backend_negotiate_cb cb, void *owner);
 /* The owner loses interest: no callback will follow. */
 void backend_negotiate_cancel(struct backend_negotiate *request);
@@ -53,9 +66,9 @@ struct backend_link_ops {
     void (*opened)(void *owner);
     /* A whole message from the backend; ownership passes to the owner. */
     void (*message)(void *owner, struct wsmsg *msg);
-    /* The link is gone (why == NULL: the backend closed it cleanly). The
-     * handle is invalid after this call. */
-    void (*closed)(void *owner, const char *why);
+    /* The link is gone (why == NULL: the backend closed it cleanly; was_open:
+     * after `opened`). The handle is invalid after this call. */
+    void (*closed)(void *owner, bool was_open, const char *why);
     /* The send queue fell below half of --max-buffered after being above it. */
     void (*drained)(void *owner);
 };
@@ -64,7 +77,7 @@ struct backend_link;
 
 /* Opens the WebSocket to {route path}?id=backend_token{query}. NULL if it
  * could not be started. Messages sent before it is open are queued. */
-struct backend_link *backend_link_open(struct relay *relay, const struct backend_params *params,
+struct backend_link *backend_link_open(struct backends *b, const struct backend_params *params,
                                        const char *backend_token, const struct backend_link_ops *ops,
                                        void *owner);
 /* Queues one whole message (ownership passes). False if the link is closing. */

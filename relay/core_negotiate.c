@@ -13,7 +13,6 @@
 #include "relay/http.h"
 #include "relay/log.h"
 #include "protocol/negotiate.h"
-#include "relay/relay.h"
 
 static void negotiation_expired(struct timer_entry *e)
 {
@@ -23,7 +22,7 @@ static void negotiation_expired(struct timer_entry *e)
         lws_set_opaque_user_data(n->http_wsi, NULL);
         lws_set_timeout(n->http_wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
     }
-    dict_remove(&n->relay->negotiations, &n->entry);
+    dict_remove(&n->table->by_token, &n->entry);
     n->in_table = false;
     core_negotiation_free(n);
 }
@@ -33,7 +32,7 @@ void core_negotiation_free(struct negotiation *n)
     if (n->request)
         backend_negotiate_cancel(n->request);
     if (n->in_table)
-        dict_remove(&n->relay->negotiations, &n->entry);
+        dict_remove(&n->table->by_token, &n->entry);
     timer_cancel(&n->expiry);
     free(n->backend_connection_id);
     free(n->backend_token);
@@ -93,11 +92,11 @@ static void accept_backend_reply(struct negotiation *n, const char *body, size_t
         };
         if (!n->backend_connection_id || !n->backend_token || !minted ||
             negotiate_encode_response(&reply, &out, NULL) != PROTO_OK ||
-            dict_insert(&n->relay->negotiations, &n->entry, span_from_cstr(n->token)) != DICT_OK) {
+            dict_insert(&n->table->by_token, &n->entry, span_from_cstr(n->token)) != DICT_OK) {
             set_text_reply(n, 500, "The relay could not complete negotiate.");
         } else {
             n->in_table = true;
-            relay_timer_schedule(n->relay, &n->expiry, clock_now_ms() + n->relay->cfg->negotiate_ttl_ms);
+            loop_timer_schedule(n->table->loop, &n->expiry, clock_now_ms() + n->table->loop->cfg->negotiate_ttl_ms);
             set_reply(n, 200, "application/json", out.data, out.len);
         }
     }
@@ -110,7 +109,7 @@ static void backend_negotiated(void *owner, unsigned status, const char *body, s
     struct negotiation *n = owner;
     n->request = NULL;
     if (status == 0) {
-        n->relay->stats.backend_failures++;
+        n->table->loop->stats.backend_failures++;
         log_warn("negotiate: backend for hub %s unreachable: %s", n->hub->name, error);
         char text[512];
         snprintf(text, sizeof text, "The backend hub '%s' is unreachable: %s", n->hub->name, error);
@@ -125,8 +124,9 @@ static void backend_negotiated(void *owner, unsigned status, const char *body, s
         http_answer_ready(n->http_wsi);
 }
 
-int core_negotiate_begin(struct relay *relay, struct lws *wsi, const struct hub_route *hub)
+int core_negotiate_begin(struct core_negotiations *table, struct lws *wsi, const struct hub_route *hub)
 {
+    const struct relay_config *cfg = table->loop->cfg;
     char version_text[32];
     int vlen = http_query_arg(wsi, "negotiateVersion", version_text, sizeof version_text);
     struct buf error_text, query;
@@ -138,7 +138,7 @@ int core_negotiate_begin(struct relay *relay, struct lws *wsi, const struct hub_
         struct buf body;
         buf_init(&body);
         negotiate_encode_error(buf_span(&error_text), &body, NULL);
-        int rc = http_respond(relay, wsi, 200, "application/json", body.data, body.len);
+        int rc = http_respond(cfg, wsi, 200, "application/json", body.data, body.len);
         buf_free(&body);
         buf_free(&error_text);
         return rc;
@@ -147,30 +147,30 @@ int core_negotiate_begin(struct relay *relay, struct lws *wsi, const struct hub_
 
     struct negotiation *n = calloc(1, sizeof *n);
     static const char *const not_forwarded[] = { "negotiateVersion", "useStatefulReconnect", "id" };
-    if (!n || !http_query_forward(wsi, &query, not_forwarded, 3) || !buf_append_byte(&query, '\0')) {
+    if (!n || !http_query_forward(wsi, &query, not_forwarded, sizeof not_forwarded / sizeof not_forwarded[0]) || !buf_append_byte(&query, '\0')) {
         free(n);
         buf_free(&query);
-        return http_respond(relay, wsi, 500, "text/plain", "out of memory", 13);
+        return http_respond_text(cfg, wsi, 500, "out of memory");
     }
     n->role = WSI_ROLE_NEGOTIATION;
-    n->relay = relay;
+    n->table = table;
     n->hub = hub;
     n->client_version = version;
     n->http_wsi = wsi;
     timer_entry_init(&n->expiry, negotiation_expired);
-    relay->stats.negotiations++;
+    table->loop->stats.negotiations++;
 
     char forwarded_for[512];
     struct header_list headers;
     header_list_capture(&headers, wsi);
     http_forwarded_for(wsi, forwarded_for, sizeof forwarded_for);
     struct backend_params params = { hub, query.data, &headers, forwarded_for };
-    n->request = backend_negotiate_start(relay, &params, backend_negotiated, n);
+    n->request = backend_negotiate_start(table->backends, &params, backend_negotiated, n);
     header_list_free(&headers);
     buf_free(&query);
     if (!n->request) {
         core_negotiation_free(n);
-        return http_respond(relay, wsi, 503, "text/plain", "The backend hub is unreachable.", 31);
+        return http_respond_text(cfg, wsi, 503, "The backend hub is unreachable.");
     }
     lws_set_opaque_user_data(wsi, n);
     http_answer_later(wsi);
@@ -183,7 +183,7 @@ int core_negotiate_write_reply(struct negotiation *n, struct lws *wsi)
         return 0; /* spurious writeable before the backend answered */
     lws_set_opaque_user_data(wsi, NULL);
     n->http_wsi = NULL;
-    int rc = http_respond(n->relay, wsi, n->reply_status, n->reply_type, n->reply_body, n->reply_len);
+    int rc = http_respond(n->table->loop->cfg, wsi, n->reply_status, n->reply_type, n->reply_body, n->reply_len);
     if (!n->in_table)
         core_negotiation_free(n);
     else {
@@ -199,9 +199,22 @@ void core_negotiate_abandon(struct negotiation *n)
     core_negotiation_free(n);
 }
 
-struct negotiation *core_negotiation_take(struct relay *relay, const char *token)
+void core_negotiations_init(struct core_negotiations *table, struct loop *loop, struct backends *backends,
+                            const uint8_t seed[DICT_SEED_LEN])
 {
-    struct dict_entry *e = dict_remove_key(&relay->negotiations, span_from_cstr(token));
+    dict_init(&table->by_token, seed);
+    table->loop = loop;
+    table->backends = backends;
+}
+
+size_t core_negotiations_pending(const struct core_negotiations *table)
+{
+    return dict_count(&table->by_token);
+}
+
+struct negotiation *core_negotiation_take(struct core_negotiations *table, const char *token)
+{
+    struct dict_entry *e = dict_remove_key(&table->by_token, span_from_cstr(token));
     if (!e)
         return NULL;
     struct negotiation *n = list_container_of(e, struct negotiation, entry);
@@ -210,16 +223,17 @@ struct negotiation *core_negotiation_take(struct relay *relay, const char *token
     return n;
 }
 
-void core_negotiations_clear(struct relay *relay)
+void core_negotiations_clear(struct core_negotiations *table)
 {
     struct dict_iter it;
     struct dict_entry *e;
-    dict_iter_begin(&it, &relay->negotiations);
+    dict_iter_begin(&it, &table->by_token);
     while ((e = dict_iter_next(&it)) != NULL) {
         struct negotiation *n = list_container_of(e, struct negotiation, entry);
-        dict_remove(&relay->negotiations, e);
+        dict_remove(&table->by_token, e);
         n->in_table = false;
         core_negotiation_free(n);
     }
     dict_iter_end(&it);
+    dict_free(&table->by_token);
 }

@@ -4,28 +4,44 @@
  * client learns is the one the backend's hub code sees (Context.ConnectionId):
  * apps that pass connection ids around keep working. The client gets a token
  * of the relay's own (v1; v0 clients use the id, as the protocol says), which
- * maps, in relay->negotiations, to the backend's token until the client opens
+ * maps, in struct core_negotiations, to the backend's token until the client opens
  * its WebSocket or the negotiate TTL runs out on the timer wheel. */
 #ifndef SR_CORE_NEGOTIATE_H
 #define SR_CORE_NEGOTIATE_H
 
 #include <libwebsockets.h>
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
 #include "relay/config.h"
 #include "containers/dict.h"
 #include "containers/timer_wheel.h"
 #include "relay/wsi_role.h"
 
-struct relay;
 struct backend_negotiate;
+struct backends;
+struct loop;
+
+/* The negotiations answered but not yet used, by the token the client got. */
+struct core_negotiations {
+    struct dict by_token;
+    struct loop *loop;
+    struct backends *backends;
+};
+
+void core_negotiations_init(struct core_negotiations *table, struct loop *loop, struct backends *backends,
+                            const uint8_t seed[DICT_SEED_LEN]);
+size_t core_negotiations_pending(const struct core_negotiations *table);
+/* Frees every negotiation still waiting (relay shutdown), and the table. */
+void core_negotiations_clear(struct core_negotiations *table);
 
 struct negotiation {
     enum wsi_role role;               /* WSI_ROLE_NEGOTIATION: tags lws opaque data */
-    struct dict_entry entry;          /* in relay->negotiations once answered */
+    struct dict_entry entry;          /* in table->by_token once answered */
     char token[48];                   /* what the client sends back as id= */
     struct timer_entry expiry;
-    struct relay *relay;
+    struct core_negotiations *table;
     const struct hub_route *hub;
     int client_version;               /* 0 or 1 */
     char *backend_connection_id;
@@ -40,7 +56,7 @@ struct negotiation {
 };
 
 /* Handles the request on wsi (method already known). Returns the lws callback result. */
-int core_negotiate_begin(struct relay *relay, struct lws *wsi, const struct hub_route *hub);
+int core_negotiate_begin(struct core_negotiations *table, struct lws *wsi, const struct hub_route *hub);
 /* The deferred answer is ready to be written (LWS_CALLBACK_HTTP_WRITEABLE). */
 int core_negotiate_write_reply(struct negotiation *n, struct lws *wsi);
 /* The client's HTTP connection closed before the answer went out. */
@@ -48,10 +64,7 @@ void core_negotiate_abandon(struct negotiation *n);
 
 /* Removes and returns the negotiation for this token, or NULL (unknown or expired).
  * The caller owns it and frees it with core_negotiation_free. */
-struct negotiation *core_negotiation_take(struct relay *relay, const char *token);
+struct negotiation *core_negotiation_take(struct core_negotiations *table, const char *token);
 void core_negotiation_free(struct negotiation *n);
-
-/* Frees every negotiation still waiting (relay shutdown). */
-void core_negotiations_clear(struct relay *relay);
 
 #endif

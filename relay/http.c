@@ -5,7 +5,10 @@
 #include <string.h>
 #include <strings.h>
 
-#include "relay/relay.h"
+#include "relay/config.h"
+
+/* A literal header value and its length, counted by the compiler. */
+#define HEADER_VALUE(text) (const unsigned char *)(text), (int)(sizeof(text) - 1)
 
 static const struct {
     enum lws_token_indexes token;
@@ -26,12 +29,6 @@ enum http_method http_request_method(struct lws *wsi)
         if (lws_hdr_total_length(wsi, method_tokens[i].token) > 0)
             return method_tokens[i].method;
     return HTTP_OTHER;
-}
-
-const char *http_method_name(enum http_method m)
-{
-    static const char *names[] = { "OTHER", "GET", "POST", "OPTIONS", "DELETE", "PUT", "PATCH", "HEAD" };
-    return names[m];
 }
 
 bool http_request_path(struct lws *wsi, char *out, size_t len)
@@ -102,6 +99,7 @@ struct arg_forward {
     struct buf *out;
     const char *const *skip;
     size_t skip_count;
+    size_t start; /* out->len before the first argument */
     bool ok;
 };
 
@@ -125,14 +123,14 @@ static bool forward_arg(void *ctx, const char *name, size_t name_len, const char
     for (size_t i = 0; i < f->skip_count; i++)
         if (strlen(f->skip[i]) == name_len && strncasecmp(f->skip[i], name, name_len) == 0)
             return true;
-    f->ok = buf_append_byte(f->out, '&') && append_encoded(f->out, name, name_len) &&
+    f->ok = (f->out->len == f->start || buf_append_byte(f->out, '&')) && append_encoded(f->out, name, name_len) &&
             buf_append_byte(f->out, '=') && append_encoded(f->out, value, strlen(value));
     return f->ok;
 }
 
 bool http_query_forward(struct lws *wsi, struct buf *out, const char *const *skip, size_t skip_count)
 {
-    struct arg_forward f = { out, skip, skip_count, true };
+    struct arg_forward f = { out, skip, skip_count, out->len, true };
     for_each_query_arg(wsi, forward_arg, &f);
     return f.ok;
 }
@@ -209,27 +207,27 @@ void http_forwarded_for(struct lws *wsi, char *out, size_t len)
         snprintf(out, len, "%s", peer);
 }
 
-bool http_allowed_origin(const struct relay *relay, struct lws *wsi, char *out, size_t len)
+static bool http_allowed_origin(const struct relay_config *cfg, struct lws *wsi, char *out, size_t len)
 {
-    if (relay->cfg->cors_origin_count == 0 || http_header(wsi, WSI_TOKEN_ORIGIN, out, len) <= 0)
+    if (cfg->cors_origin_count == 0 || http_header(wsi, WSI_TOKEN_ORIGIN, out, len) <= 0)
         return false;
-    for (size_t i = 0; i < relay->cfg->cors_origin_count; i++)
-        if (strcmp(relay->cfg->cors_origins[i], out) == 0)
+    for (size_t i = 0; i < cfg->cors_origin_count; i++)
+        if (strcmp(cfg->cors_origins[i], out) == 0)
             return true;
     return false;
 }
 
-bool http_add_cors_headers(const struct relay *relay, struct lws *wsi, unsigned char **p, unsigned char *end)
+static bool http_add_cors_headers(const struct relay_config *cfg, struct lws *wsi, unsigned char **p, unsigned char *end)
 {
     char origin[256];
-    if (!http_allowed_origin(relay, wsi, origin, sizeof origin))
+    if (!http_allowed_origin(cfg, wsi, origin, sizeof origin))
         return true;
     return !lws_add_http_header_by_name(wsi, (const unsigned char *)"access-control-allow-origin:",
                                         (const unsigned char *)origin, (int)strlen(origin), p, end) &&
            !lws_add_http_header_by_name(wsi, (const unsigned char *)"access-control-allow-credentials:",
-                                        (const unsigned char *)"true", 4, p, end) &&
+                                        HEADER_VALUE("true"), p, end) &&
            !lws_add_http_header_by_name(wsi, (const unsigned char *)"vary:",
-                                        (const unsigned char *)"Origin", 6, p, end);
+                                        HEADER_VALUE("Origin"), p, end);
 }
 
 void http_answer_later(struct lws *wsi)
@@ -248,17 +246,17 @@ static int finish_transaction(struct lws *wsi)
     return lws_http_transaction_completed(wsi) ? -1 : 0;
 }
 
-int http_write_response(struct relay *relay, struct lws *wsi, unsigned status, const char *content_type,
+static int http_write_response(const struct relay_config *cfg, struct lws *wsi, unsigned status, const char *content_type,
                         const char *body, size_t body_len)
 {
     unsigned char headers[LWS_PRE + 2048];
     unsigned char *start = headers + LWS_PRE, *p = start, *end = headers + sizeof headers - 1;
     if (lws_add_http_common_headers(wsi, status, content_type, (lws_filepos_t)body_len, &p, end) ||
         lws_add_http_header_by_name(wsi, (const unsigned char *)"cache-control:",
-                                    (const unsigned char *)"no-cache", 8, &p, end) ||
+                                    HEADER_VALUE("no-cache"), &p, end) ||
         lws_add_http_header_by_name(wsi, (const unsigned char *)"x-content-type-options:",
-                                    (const unsigned char *)"nosniff", 7, &p, end) ||
-        !http_add_cors_headers(relay, wsi, &p, end) ||
+                                    HEADER_VALUE("nosniff"), &p, end) ||
+        !http_add_cors_headers(cfg, wsi, &p, end) ||
         lws_finalize_write_http_header(wsi, start, &p, end))
         return -1;
     if (body_len > 0) {
@@ -278,31 +276,41 @@ int http_write_response(struct relay *relay, struct lws *wsi, unsigned status, c
     return 0;
 }
 
-int http_respond(struct relay *relay, struct lws *wsi, unsigned status, const char *content_type,
+int http_respond(const struct relay_config *cfg, struct lws *wsi, unsigned status, const char *content_type,
                  const char *body, size_t body_len)
 {
-    if (http_write_response(relay, wsi, status, content_type, body, body_len) != 0)
+    if (http_write_response(cfg, wsi, status, content_type, body, body_len) != 0)
         return -1;
     return finish_transaction(wsi);
 }
 
-int http_respond_preflight(struct relay *relay, struct lws *wsi)
+int http_respond_text(const struct relay_config *cfg, struct lws *wsi, unsigned status, const char *text)
+{
+    return http_respond(cfg, wsi, status, "text/plain", text, strlen(text));
+}
+
+int http_refuse_upgrade(const struct relay_config *cfg, struct lws *wsi, unsigned status, const char *text)
+{
+    return http_write_response(cfg, wsi, status, "text/plain", text, strlen(text)) ? -1 : 1;
+}
+
+int http_respond_preflight(const struct relay_config *cfg, struct lws *wsi)
 {
     char origin[256];
-    if (!http_allowed_origin(relay, wsi, origin, sizeof origin))
-        return http_respond(relay, wsi, 403, "text/plain", "Origin not allowed", 18);
+    if (!http_allowed_origin(cfg, wsi, origin, sizeof origin))
+        return http_respond_text(cfg, wsi, 403, "Origin not allowed");
     char requested[512] = "";
     http_header(wsi, WSI_TOKEN_HTTP_AC_REQUEST_HEADERS, requested, sizeof requested);
     unsigned char headers[LWS_PRE + 2048];
     unsigned char *start = headers + LWS_PRE, *p = start, *end = headers + sizeof headers - 1;
     if (lws_add_http_common_headers(wsi, 204, "text/plain", 0, &p, end) ||
-        !http_add_cors_headers(relay, wsi, &p, end) ||
+        !http_add_cors_headers(cfg, wsi, &p, end) ||
         lws_add_http_header_by_name(wsi, (const unsigned char *)"access-control-allow-methods:",
-                                    (const unsigned char *)"GET, POST, DELETE, OPTIONS", 26, &p, end) ||
+                                    HEADER_VALUE("GET, POST, DELETE, OPTIONS"), &p, end) ||
         (requested[0] && lws_add_http_header_by_name(wsi, (const unsigned char *)"access-control-allow-headers:",
                                                      (const unsigned char *)requested, (int)strlen(requested), &p, end)) ||
         lws_add_http_header_by_name(wsi, (const unsigned char *)"access-control-max-age:",
-                                    (const unsigned char *)"600", 3, &p, end) ||
+                                    HEADER_VALUE("600"), &p, end) ||
         lws_finalize_write_http_header(wsi, start, &p, end))
         return -1;
     return finish_transaction(wsi);

@@ -16,15 +16,17 @@
 #include "protocol/legacy_negotiate.h"
 #include "relay/legacy_session.h"
 #include "relay/log.h"
-#include "relay/relay.h"
 
 #define JSON_UTF8 "application/json; charset=UTF-8"
+/* The original server's defaults, which negotiate tells the client. */
+#define CONNECTION_TIMEOUT_MS 110000        /* ConnectionTimeout: how long a long poll is held */
+#define TRANSPORT_CONNECT_TIMEOUT_MS 5000   /* TransportConnectTimeout: a transport's time to connect */
 
 enum legacy_transport { TRANSPORT_UNKNOWN, TRANSPORT_WEBSOCKETS, TRANSPORT_SSE, TRANSPORT_LONG_POLLING, TRANSPORT_FOREVER_FRAME };
 
-const char *legacy_route(const struct relay *relay, const char *path)
+const char *legacy_route(const struct relay_config *cfg, const char *path)
 {
-    const char *base = relay->cfg->legacy_path;
+    const char *base = cfg->legacy_path;
     size_t n = strlen(base);
     if (n == 0 || strncasecmp(path, base, n) != 0)
         return NULL;
@@ -33,9 +35,9 @@ const char *legacy_route(const struct relay *relay, const char *path)
     return path + n;
 }
 
-static int respond_text(struct relay *relay, struct lws *wsi, unsigned status, const char *text)
+static int respond_text(struct legacy_table *t, struct lws *wsi, unsigned status, const char *text)
 {
-    return http_respond(relay, wsi, status, "text/plain", text, strlen(text));
+    return http_respond_text(t->loop->cfg, wsi, status, text);
 }
 
 /* The suffix after the endpoint, without trailing '/', equals name (case-insensitive). */
@@ -78,7 +80,7 @@ static bool mint_connection_id(char out[37])
  * when it is: claims are filled and the caller frees them. False when the
  * request has been answered (400) instead: *rc is then what the lws callback
  * returns, and there are no claims to free. */
-static bool verify_token(struct relay *relay, struct lws *wsi, struct conn_token_claims *claims, bool respond,
+static bool verify_token(struct legacy_table *t, struct lws *wsi, struct conn_token_claims *claims, bool respond,
                          int *rc)
 {
     static const char missing[] = "Protocol error: Missing connection token.";
@@ -90,7 +92,7 @@ static bool verify_token(struct relay *relay, struct lws *wsi, struct conn_token
         refusal = missing;
     } else {
         conn_token_claims_init(claims);
-        if (conn_token_verify(&relay->token_key, span_make(token, (size_t)n), claims, NULL) != PROTO_OK) {
+        if (conn_token_verify(&t->token_key, span_make(token, (size_t)n), claims, NULL) != PROTO_OK) {
             conn_token_claims_free(claims);
             refusal = malformed;
         }
@@ -98,9 +100,9 @@ static bool verify_token(struct relay *relay, struct lws *wsi, struct conn_token
     if (!refusal)
         return true;
     if (respond)
-        *rc = respond_text(relay, wsi, 400, refusal);
+        *rc = respond_text(t, wsi, 400, refusal);
     else
-        *rc = http_write_response(relay, wsi, 400, "text/plain", refusal, strlen(refusal)) ? -1 : 1;
+        *rc = http_refuse_upgrade(t->loop->cfg, wsi, 400, refusal);
     return false;
 }
 
@@ -111,7 +113,7 @@ static void claims_connection_id(const struct conn_token_claims *claims, char ou
 
 /* ---------------------------------------------------------- negotiate */
 
-static int negotiate(struct relay *relay, struct lws *wsi)
+static int negotiate(struct legacy_table *t, struct lws *wsi)
 {
     char data[4096] = "", protocol_text[32] = "";
     int data_len = http_query_arg(wsi, "connectionData", data, sizeof data);
@@ -123,15 +125,15 @@ static int negotiate(struct relay *relay, struct lws *wsi)
         char text[300];
         snprintf(text, sizeof text, "connectionData is not valid: %s", err.detail);
         legacy_hub_list_release(&hubs);
-        return respond_text(relay, wsi, 500, text);
+        return respond_text(t, wsi, 500, text);
     }
     struct span names[LEGACY_MAX_HUBS];
     for (size_t i = 0; i < hubs.count; i++) {
-        if (!config_find_hub(relay->cfg, hubs.names[i].ptr, hubs.names[i].len) || hubs.names[i].len > CONN_TOKEN_MAX_HUB_LEN) {
+        if (!legacy_table_hub(t, hubs.names[i]) || hubs.names[i].len > CONN_TOKEN_MAX_HUB_LEN) {
             char text[300];
             snprintf(text, sizeof text, "'%.*s' Hub could not be resolved.", (int)hubs.names[i].len, hubs.names[i].ptr);
             legacy_hub_list_release(&hubs);
-            return respond_text(relay, wsi, 500, text);
+            return respond_text(t, wsi, 500, text);
         }
         names[i] = hubs.names[i];
     }
@@ -140,28 +142,28 @@ static int negotiate(struct relay *relay, struct lws *wsi)
     buf_init(&token);
     buf_init(&body);
     bool ok = mint_connection_id(id) &&
-              conn_token_mint(&relay->token_key, span_from_cstr(id), SPAN_LIT(""), names, hubs.count,
+              conn_token_mint(&t->token_key, span_from_cstr(id), SPAN_LIT(""), names, hubs.count,
                               clock_now_ms(), &token);
     legacy_hub_list_release(&hubs);
-    const struct relay_config *cfg = relay->cfg;
+    const struct relay_config *cfg = t->loop->cfg;
     struct legacy_negotiate n = {
         .url = span_from_cstr(cfg->legacy_path),
         .connection_token = buf_span(&token),
         .connection_id = span_from_cstr(id),
         .keep_alive_timeout_ms = 2 * cfg->legacy_keepalive_ms,
         .disconnect_timeout_ms = cfg->legacy_disconnect_ms,
-        .connection_timeout_ms = 110000,
+        .connection_timeout_ms = CONNECTION_TIMEOUT_MS,
         .try_websockets = true,
         .protocol = legacy_protocol_resolve(proto_len >= 0 ? span_make(protocol_text, (size_t)proto_len) : SPAN_NONE),
-        .transport_connect_timeout_ms = 5000,
+        .transport_connect_timeout_ms = TRANSPORT_CONNECT_TIMEOUT_MS,
         .long_poll_delay_ms = 0,
     };
     int rc;
     if (ok && legacy_negotiate_encode(&body, &n)) {
-        relay->stats.legacy_negotiations++;
-        rc = http_respond(relay, wsi, 200, JSON_UTF8, body.data, body.len);
+        t->loop->stats.legacy_negotiations++;
+        rc = http_respond(t->loop->cfg, wsi, 200, JSON_UTF8, body.data, body.len);
     } else {
-        rc = respond_text(relay, wsi, 500, "The relay could not complete negotiate.");
+        rc = respond_text(t, wsi, 500, "The relay could not complete negotiate.");
     }
     buf_free(&token);
     buf_free(&body);
@@ -170,81 +172,81 @@ static int negotiate(struct relay *relay, struct lws *wsi)
 
 /* ---------------------------------------------------------- requests */
 
-static int start(struct relay *relay, struct lws *wsi, const struct conn_token_claims *claims)
+static int start(struct legacy_table *t, struct lws *wsi, const struct conn_token_claims *claims)
 {
     char id[40];
     claims_connection_id(claims, id);
-    struct legacy_session *s = legacy_session_find(relay, id);
+    struct legacy_session *s = legacy_session_find(t, id);
     if (!s)
-        return respond_text(relay, wsi, 500, "The connection was not found: it never connected, or it has ended.");
+        return respond_text(t, wsi, 500, "The connection was not found: it never connected, or it has ended.");
     return legacy_session_start(s, wsi);
 }
 
-static int abort_connection(struct relay *relay, struct lws *wsi, const struct conn_token_claims *claims)
+static int abort_connection(struct legacy_table *t, struct lws *wsi, const struct conn_token_claims *claims)
 {
     char id[40];
     claims_connection_id(claims, id);
-    struct legacy_session *s = legacy_session_find(relay, id);
+    struct legacy_session *s = legacy_session_find(t, id);
     if (s)
         legacy_session_abort(s);
-    return http_respond(relay, wsi, 200, "text/plain", "", 0);
+    return respond_text(t, wsi, 200, "");
 }
 
-int legacy_http(struct relay *relay, struct lws *wsi, const char *suffix)
+int legacy_http(struct legacy_table *t, struct lws *wsi, const char *suffix)
 {
     char scratch[8];
     if (http_query_arg(wsi, "callback", scratch, sizeof scratch) >= 0)
-        return http_respond(relay, wsi, 403, "text/plain", "Forbidden: JSONP is disabled.", 29);
+        return respond_text(t, wsi, 403, "Forbidden: JSONP is disabled.");
     if (http_request_method(wsi) == HTTP_OPTIONS)
-        return http_respond_preflight(relay, wsi);
+        return http_respond_preflight(t->loop->cfg, wsi);
     if (suffix_is(suffix, "hubs") || suffix_is(suffix, "js"))
-        return respond_text(relay, wsi, 404,
+        return respond_text(t, wsi, 404,
                             "The relay does not generate the hub proxy script; use connection.createHubProxy('hubName').");
     if (suffix_is(suffix, "negotiate"))
-        return negotiate(relay, wsi);
+        return negotiate(t, wsi);
     if (suffix_is(suffix, "ping"))
-        return http_respond(relay, wsi, 200, JSON_UTF8, LEGACY_PING_RESPONSE, sizeof LEGACY_PING_RESPONSE - 1);
+        return http_respond(t->loop->cfg, wsi, 200, JSON_UTF8, LEGACY_PING_RESPONSE, sizeof LEGACY_PING_RESPONSE - 1);
     enum legacy_transport transport = transport_of(wsi);
     if (transport == TRANSPORT_UNKNOWN)
-        return respond_text(relay, wsi, 400, "Protocol error: Unknown transport.");
+        return respond_text(t, wsi, 400, "Protocol error: Unknown transport.");
     struct conn_token_claims claims;
     int rc = 0;
-    if (!verify_token(relay, wsi, &claims, true, &rc))
+    if (!verify_token(t, wsi, &claims, true, &rc))
         return rc;
     if (lws_get_opaque_user_data(wsi)) {
         conn_token_claims_free(&claims);
         return 0;
     }
     if (suffix_is(suffix, "start"))
-        rc = start(relay, wsi, &claims);
+        rc = start(t, wsi, &claims);
     else if (suffix_is(suffix, "abort"))
-        rc = abort_connection(relay, wsi, &claims);
+        rc = abort_connection(t, wsi, &claims);
     else if (transport == TRANSPORT_WEBSOCKETS)
-        rc = respond_text(relay, wsi, 400, "Not a valid web socket request.");
+        rc = respond_text(t, wsi, 400, "Not a valid web socket request.");
     else
-        rc = respond_text(relay, wsi, 400,
+        rc = respond_text(t, wsi, 400,
                           "Protocol error: only the webSockets transport is served by this relay for now.");
     conn_token_claims_free(&claims);
     return rc;
 }
 
-int legacy_confirm_upgrade(struct relay *relay, struct lws *wsi, const char *suffix)
+int legacy_confirm_upgrade(struct legacy_table *t, struct lws *wsi, const char *suffix)
 {
     char scratch[8];
     if (http_query_arg(wsi, "callback", scratch, sizeof scratch) >= 0)
-        return http_write_response(relay, wsi, 403, "text/plain", "Forbidden: JSONP is disabled.", 29) ? -1 : 1;
+        return http_refuse_upgrade(t->loop->cfg, wsi, 403, "Forbidden: JSONP is disabled.");
     if (transport_of(wsi) != TRANSPORT_WEBSOCKETS) {
         static const char text[] = "Protocol error: Unknown transport.";
-        return http_write_response(relay, wsi, 400, "text/plain", text, sizeof text - 1) ? -1 : 1;
+        return http_refuse_upgrade(t->loop->cfg, wsi, 400, text);
     }
     struct conn_token_claims claims;
     int rc = 0;
-    if (!verify_token(relay, wsi, &claims, false, &rc))
+    if (!verify_token(t, wsi, &claims, false, &rc))
         return rc;
     char id[40];
     claims_connection_id(&claims, id);
     bool reconnect = !suffix_is(suffix, "connect");
-    struct legacy_session *s = legacy_session_find(relay, id);
+    struct legacy_session *s = legacy_session_find(t, id);
     bool fresh = s == NULL;
     if (!s) {
         struct legacy_hub_list hubs;
@@ -256,7 +258,7 @@ int legacy_confirm_upgrade(struct relay *relay, struct lws *wsi, const char *suf
         }
         /* A reconnect for a connection the relay no longer has gets a session
          * without hubs whose only message tells the client to start over. */
-        s = legacy_session_create(relay, id, &hubs, wsi);
+        s = legacy_session_create(t, id, &hubs, wsi);
         if (!s) {
             conn_token_claims_free(&claims);
             return -1;
@@ -270,7 +272,7 @@ int legacy_confirm_upgrade(struct relay *relay, struct lws *wsi, const char *suf
      * cursor says (even "nothing seen yet"): the new session only tells the client to start over. */
     bool cursor_ok = !(reconnect && fresh) && n > 0 &&
                      legacy_cursor_parse(span_make(message_id, (size_t)n), &instance, &cursor) &&
-                     instance == relay->instance_id;
+                     instance == t->instance_id;
     legacy_session_attach(s, wsi, reconnect, cursor, cursor_ok);
     conn_token_claims_free(&claims);
     return 0;

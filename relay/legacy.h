@@ -12,17 +12,18 @@
 #include <libwebsockets.h>
 #include <stdbool.h>
 
-struct relay;
+struct legacy_table;
+struct relay_config;
 
 /* If path is under the legacy endpoint, returns the rest ("/negotiate", ...),
  * else NULL. */
-const char *legacy_route(const struct relay *relay, const char *path);
+const char *legacy_route(const struct relay_config *cfg, const char *path);
 
 /* An ordinary HTTP request under the endpoint. Returns the lws callback result. */
-int legacy_http(struct relay *relay, struct lws *wsi, const char *suffix);
+int legacy_http(struct legacy_table *t, struct lws *wsi, const char *suffix);
 
 /* A WebSocket upgrade under the endpoint (LWS_CALLBACK_HTTP_CONFIRM_UPGRADE):
  * 0 to accept, 1 after writing a refusal, -1 to hang up. */
-int legacy_confirm_upgrade(struct relay *relay, struct lws *wsi, const char *suffix);
+int legacy_confirm_upgrade(struct legacy_table *t, struct lws *wsi, const char *suffix);
 
 #endif

@@ -1,22 +1,19 @@
-/* legacy_session.h - one legacy ASP.NET SignalR 2.x connection, translated to Core hub links.
+/* legacy_session.h - one legacy ASP.NET SignalR 2.x connection: its receive channel, replay and hub links.
  *
  * A legacy connection is a logical thing: it lives from /connect until
  * /abort, or until the client has been away longer than the disconnect
  * timeout, while its WebSocket may come and go (/reconnect). The session owns:
- *  - one backend link per hub the client named in connectionData (opened at
+ *  - one hub link per hub the client named in connectionData (opened at
  *    /connect), plus links opened on demand for hubs it invokes without
  *    listing them (their server pushes are not delivered, as in the original);
- *    each link is an ordinary Core JSON connection to that hub's backend;
+ *    see relay/legacy_link.h for the links and the translation;
  *  - the replay ring of every message pushed to the client, so /reconnect
  *    replays exactly what came after the client's cursor;
- *  - the current WebSocket (or none), its outgoing queue and its timers.
- * Translation: a client invocation {"H","M","A","I"} becomes a Core
- * Invocation on that hub's link under a relay-chosen invocation id; the Core
- * Completion becomes the legacy hub result {"I","R"|"E"}; Core server
- * invocations become M elements; stream items become progress messages.
- * Methods that the backend serves as streams are learnt from its answer
- * ("attempted to invoke the streaming 'M' method with a non-streaming
- * invocation") and re-invoked as StreamInvocations, remembered per hub. */
+ *  - the current WebSocket (or none), its outgoing queue and its timers;
+ *  - the /start request waiting for the links (relay/legacy_start.h).
+ * Flow control both ways: a link whose queue toward the hub is full stops
+ * reading the client until every full link drained; a queue toward the client
+ * over --max-buffered pauses every link until it fell to half. */
 #ifndef SR_LEGACY_SESSION_H
 #define SR_LEGACY_SESSION_H
 
@@ -25,30 +22,48 @@
 #include <stdint.h>
 
 #include "containers/dict.h"
-#include "relay/http.h"
-#include "protocol/legacy_connection_data.h"
 #include "containers/list.h"
-#include "hub/replay_ring.h"
 #include "containers/timer_wheel.h"
+#include "hub/conn_token.h"
+#include "hub/replay_ring.h"
+#include "protocol/legacy_connection_data.h"
+#include "relay/http.h"
+#include "relay/legacy_link.h"
+#include "relay/legacy_start.h"
+#include "relay/loop.h"
 #include "relay/wsi_role.h"
 #include "relay/wsmsg.h"
 
-struct relay;
-struct legacy_link;
-
-/* A /start request waiting for the session's backend links. */
-struct legacy_start_wait {
-    enum wsi_role role; /* WSI_ROLE_LEGACY_START */
-    struct legacy_session *session;
-    struct lws *wsi;
+/* Every legacy connection of the process, and what they share. */
+struct legacy_table {
+    struct loop *loop;
+    struct dict by_id;               /* connection id -> struct legacy_session (live ones) */
+    struct list_node all;            /* every session, ended ones too */
+    struct legacy_hub *hubs;         /* one per served hub */
+    size_t hub_count;
+    struct token_key token_key;      /* signs legacy connection tokens */
+    uint32_t instance_id;            /* random per process: in legacy cursors */
 };
+
+/* hub_count hubs, whose endpoint the caller then sets. False when out of
+ * memory or randomness. */
+bool legacy_table_init(struct legacy_table *t, struct loop *loop, size_t hub_count, const uint8_t seed[DICT_SEED_LEN]);
+/* The served hub of that name (ASCII case-insensitive), or NULL. */
+struct legacy_hub *legacy_table_hub(struct legacy_table *t, struct span name);
+/* Relay shutdown, first step: ends every connection (hub links closed,
+ * sockets closed after their last frames). */
+void legacy_table_shutdown(struct legacy_table *t);
+/* Relay shutdown, before the lws context goes: detaches every session from
+ * its wsi and frees it, then the table. */
+void legacy_table_free(struct legacy_table *t);
 
 struct legacy_session {
     enum wsi_role role;              /* WSI_ROLE_LEGACY_SESSION: the channel wsi's opaque data */
-    struct dict_entry entry;         /* relay->legacy_sessions, keyed by connection_id */
-    struct list_node all;            /* relay->legacy_list: every session, ended ones too */
+    struct dict_entry entry;         /* table->by_id, keyed by connection_id */
+    struct list_node all;            /* table->all: every session, ended ones too */
     char connection_id[40];
-    struct relay *relay;
+    struct legacy_table *table;
+    struct loop *loop;
 
     struct legacy_link **links;      /* one per hub in use */
     size_t link_count;
@@ -71,21 +86,22 @@ struct legacy_session {
     uint64_t last_heard_ms;          /* any frame or pong from the client */
     bool ping_due;                   /* a WebSocket ping goes out on the next WRITEABLE */
 
-    struct header_list headers;      /* forwarded to backend links opened later */
+    struct header_list headers;      /* forwarded to hub links opened later */
     char *query;
     char forwarded_for[128];
 
     bool in_table;
     bool started;                    /* /start was answered "started" */
-    bool client_paused;              /* reading the client paused: a backend link is slow */
+    bool client_paused;              /* reading the client paused: a hub link is full */
+    bool links_paused;               /* the links paused: the queue toward the client is full */
     bool closing;                    /* ended: flushing the last frames, then gone */
 };
 
 /* Creates the session for a verified token and registers it. hubs are the
  * hub names as the client spelled them (from the token). NULL on failure. */
-struct legacy_session *legacy_session_create(struct relay *relay, const char *connection_id,
+struct legacy_session *legacy_session_create(struct legacy_table *t, const char *connection_id,
                                              const struct legacy_hub_list *hubs, struct lws *wsi);
-struct legacy_session *legacy_session_find(struct relay *relay, const char *connection_id);
+struct legacy_session *legacy_session_find(struct legacy_table *t, const char *connection_id);
 
 /* Attaches a new WebSocket as the receive channel (connect or reconnect),
  * ending any older one. */
@@ -102,18 +118,8 @@ void legacy_session_channel_closed(struct legacy_session *s, struct lws *wsi);
 
 /* /start: answers now or when every listed link is ready. Returns the lws callback result. */
 int legacy_session_start(struct legacy_session *s, struct lws *wsi);
-int legacy_session_start_writeable(struct legacy_start_wait *w, struct lws *wsi);
-void legacy_session_start_abandoned(struct legacy_start_wait *w);
 
-/* /abort: closes the backend links (the backend runs OnDisconnectedAsync) and the channel. */
+/* /abort: closes the hub links (the hub runs OnDisconnectedAsync) and the channel. */
 void legacy_session_abort(struct legacy_session *s);
-
-/* Relay shutdown, first step: ends every connection (backend links closed,
- * sockets closed after their last frames). */
-void legacy_sessions_shutdown(struct relay *relay);
-
-/* Relay shutdown, before the lws context goes: detaches every session from
- * its wsi and frees it. */
-void legacy_sessions_clear(struct relay *relay);
 
 #endif

@@ -1,4 +1,4 @@
-/* relay.c - the lws context, HTTP routing and the timer wheel's one OS timer (see relay.h). */
+/* relay.c - the relay process: start, HTTP routing, shutdown (see relay.h). */
 #include "relay/relay.h"
 
 #include <openssl/rand.h>
@@ -16,75 +16,13 @@
 #include "relay/legacy_session.h"
 #include "relay/log.h"
 
-/* ----------------------------------------------------------- timer wheel */
-
-/* The wheel's one OS-level timer. On lws' own poll() loop it is an lws
- * scheduled callback; on our libev loop it is an ev_timer, because lws 4.1
- * re-arms its libev timer only after socket activity (its idle watcher runs
- * after an I/O callback), so wheel deadlines would wait for the next event. */
-static size_t wheel_fire(struct relay *relay)
-{
-    relay->wheel_sul_due = UINT64_MAX;
-    return timer_wheel_run(&relay->wheel, clock_now_ms());
-}
-
-static void wheel_rearm(struct relay *relay);
-
-static void wheel_tick(lws_sorted_usec_list_t *sul)
-{
-    struct relay *relay = lws_container_of(sul, struct relay, wheel_sul);
-    wheel_fire(relay);
-    wheel_rearm(relay);
-}
-
-static void wheel_ev_tick(struct ev_loop *loop, ev_timer *timer, int revents)
-{
-    (void)loop;
-    (void)revents;
-    struct relay *relay = timer->data;
-    /* Our timers run outside any lws I/O callback, and what they do may
-     * schedule an lws timer (lws_set_timeout(LWS_TO_KILL_ASYNC) to close a
-     * backend request whose client left, a connect timeout): lws would not
-     * look at it until some socket wakes it. Waking lws' own event pipe is
-     * that socket activity, so its idle watcher re-arms its timer. */
-    if (wheel_fire(relay) > 0)
-        lws_cancel_service(relay->lws);
-    wheel_rearm(relay);
-}
-
-/* Points the OS timer at the wheel's next expiry, if that is earlier than
- * where it points now. */
-static void wheel_rearm(struct relay *relay)
-{
-    uint64_t next = timer_wheel_next_expiry(&relay->wheel);
-    if (next == UINT64_MAX || next >= relay->wheel_sul_due)
-        return;
-    uint64_t now = clock_now_ms();
-    uint64_t delay_ms = next > now ? next - now : 0;
-    relay->wheel_sul_due = next;
-    if (relay->event_loop) {
-        ev_timer_stop(relay->event_loop, &relay->wheel_ev);
-        ev_timer_set(&relay->wheel_ev, (double)delay_ms / 1000.0, 0.0);
-        ev_timer_start(relay->event_loop, &relay->wheel_ev);
-        return;
-    }
-    lws_sul_schedule(relay->lws, 0, &relay->wheel_sul, wheel_tick, (lws_usec_t)delay_ms * LWS_US_PER_MS);
-}
-
-void relay_timer_schedule(struct relay *relay, struct timer_entry *e, uint64_t expire_at)
-{
-    timer_schedule(&relay->wheel, e, expire_at);
-    if (expire_at < relay->wheel_sul_due && relay->lws)
-        wheel_rearm(relay);
-}
-
 /* --------------------------------------------------------------- routing */
 
 /* Splits "<prefix>/<hub>[/negotiate][/]" and finds the hub. */
 static const struct hub_route *route_hub(const struct relay *relay, const char *path, bool *negotiate)
 {
-    size_t prefix_len = strlen(relay->cfg->path_prefix);
-    if (strncasecmp(path, relay->cfg->path_prefix, prefix_len) != 0)
+    size_t prefix_len = strlen(relay->loop.cfg->path_prefix);
+    if (strncasecmp(path, relay->loop.cfg->path_prefix, prefix_len) != 0)
         return NULL;
     path += prefix_len;
     if (*path != '/')
@@ -97,20 +35,22 @@ static const struct hub_route *route_hub(const struct relay *relay, const char *
         *negotiate = true;
     else if (*rest && strcmp(rest, "/") != 0)
         return NULL;
-    return config_find_hub(relay->cfg, path, name_len);
+    return config_find_hub(relay->loop.cfg, path, name_len);
 }
 
 static int respond_text(struct relay *relay, struct lws *wsi, unsigned status, const char *text)
 {
-    return http_respond(relay, wsi, status, "text/plain", text, strlen(text));
+    return http_respond_text(relay->loop.cfg, wsi, status, text);
 }
+
+static void relay_render_metrics(struct relay *relay, struct buf *out);
 
 static int serve_metrics(struct relay *relay, struct lws *wsi)
 {
     struct buf out;
     buf_init(&out);
     relay_render_metrics(relay, &out);
-    int rc = http_respond(relay, wsi, 200, "text/plain; version=0.0.4", out.data, out.len);
+    int rc = http_respond(relay->loop.cfg, wsi, 200, "text/plain; version=0.0.4", out.data, out.len);
     buf_free(&out);
     return rc;
 }
@@ -137,17 +77,17 @@ static int route_http(struct relay *relay, struct lws *wsi)
         return respond_text(relay, wsi, 414, "URI Too Long");
     if (strcmp(path, "/metrics") == 0 && method == HTTP_GET)
         return serve_metrics(relay, wsi);
-    const char *legacy_suffix = legacy_route(relay, path);
+    const char *legacy_suffix = legacy_route(relay->loop.cfg, path);
     if (legacy_suffix)
-        return legacy_http(relay, wsi, legacy_suffix);
+        return legacy_http(&relay->legacy, wsi, legacy_suffix);
     bool negotiate;
     const struct hub_route *hub = route_hub(relay, path, &negotiate);
     if (!hub)
         return respond_text(relay, wsi, 404, "Not Found");
     if (method == HTTP_OPTIONS)
-        return http_respond_preflight(relay, wsi);
+        return http_respond_preflight(relay->loop.cfg, wsi);
     if (negotiate)
-        return method == HTTP_POST ? core_negotiate_begin(relay, wsi, hub) : respond_text(relay, wsi, 405, "");
+        return method == HTTP_POST ? core_negotiate_begin(&relay->negotiations, wsi, hub) : respond_text(relay, wsi, 405, "");
     return refuse_http_transport(relay, wsi, method);
 }
 
@@ -159,26 +99,24 @@ static int confirm_upgrade(struct relay *relay, struct lws *wsi)
     bool negotiate;
     if (!http_request_path(wsi, path, sizeof path))
         return -1;
-    const char *legacy_suffix = legacy_route(relay, path);
+    const char *legacy_suffix = legacy_route(relay->loop.cfg, path);
     if (legacy_suffix)
-        return legacy_confirm_upgrade(relay, wsi, legacy_suffix);
+        return legacy_confirm_upgrade(&relay->legacy, wsi, legacy_suffix);
     const struct hub_route *hub = route_hub(relay, path, &negotiate);
     if (!hub || negotiate)
-        return http_write_response(relay, wsi, 404, "text/plain", "Not Found", 9) ? -1 : 1;
+        return http_refuse_upgrade(relay->loop.cfg, wsi, 404, "Not Found");
     struct negotiation *n = NULL;
     int id_len = http_query_arg(wsi, "id", id, sizeof id);
     if (id_len > 0) {
-        n = core_negotiation_take(relay, id);
+        n = core_negotiation_take(&relay->negotiations, id);
         if (n && n->hub != hub) {
             core_negotiation_free(n);
             n = NULL;
         }
-        if (!n) {
-            static const char text[] = "No Connection with that ID";
-            return http_write_response(relay, wsi, 404, "text/plain", text, sizeof text - 1) ? -1 : 1;
-        }
+        if (!n)
+            return http_refuse_upgrade(relay->loop.cfg, wsi, 404, "No Connection with that ID");
     }
-    struct core_session *s = core_session_create(relay, wsi, hub, n);
+    struct core_session *s = core_session_create(&relay->sessions, wsi, &relay->endpoints[hub - relay->loop.cfg->hubs].base, n);
     if (!s)
         return -1;
     lws_set_opaque_user_data(wsi, s);
@@ -207,7 +145,7 @@ static void detach_and_destroy(struct lws *wsi, void *owner)
     case WSI_ROLE_CORE_SESSION: core_session_destroy(owner); break;
     case WSI_ROLE_NEGOTIATION: core_negotiate_abandon(owner); break;
     case WSI_ROLE_LEGACY_SESSION: legacy_session_channel_closed(owner, wsi); break;
-    case WSI_ROLE_LEGACY_START: legacy_session_start_abandoned(owner); break;
+    case WSI_ROLE_LEGACY_START: legacy_start_abandoned(owner); break;
     case WSI_ROLE_BACKEND_NEGOTIATE:
     case WSI_ROLE_BACKEND_LINK: backend_wsi_destroyed(owner); break;
     case WSI_ROLE_NONE: break;
@@ -225,7 +163,7 @@ static int server_callback(struct lws *wsi, enum lws_callback_reasons reason, vo
         if (negotiation_of(owner))
             return core_negotiate_write_reply(owner, wsi);
         if (role_of(owner) == WSI_ROLE_LEGACY_START)
-            return legacy_session_start_writeable(owner, wsi);
+            return legacy_start_writeable(owner, wsi);
         return 0;
     case LWS_CALLBACK_CLOSED_HTTP:
         if (role_of(owner) == WSI_ROLE_NEGOTIATION || role_of(owner) == WSI_ROLE_LEGACY_START)
@@ -264,7 +202,7 @@ static int server_callback(struct lws *wsi, enum lws_callback_reasons reason, vo
         /* relay_stop() woke the loop (lws_cancel_service): with libev, lws_service() runs
          * ev_run() until someone breaks it, so stopping means breaking it here. */
         if (relay->stopping)
-            relay_break_loop(relay);
+            loop_break(&relay->loop);
         return 0;
     default:
         return 0;
@@ -275,103 +213,32 @@ static int server_callback(struct lws *wsi, enum lws_callback_reasons reason, vo
 
 /* The most lws may send() at once for us (see relay_start). */
 #define RELAY_TX_PACKET_BYTES (16u << 20)
-
-/* lws arms a "validity" timer on every WebSocket (a ping after 300 s without
- * a pong, hang-up at 310 s) unless the policy says 0. Its timers live in one
- * sorted list, and a new one at now + 300 s sorts after every other
- * connection's: O(connections) per WebSocket opened. At 8,500 held clients
- * that walk over 17,000 wsi cost the relay ~6 ms of CPU per connect, 74 % of
- * its profile under churn. SignalR has its own keepalives and timeouts (the
- * relay's are on the timer wheel, the backend's are its own), so lws' are
- * switched off for the server side (the vhost) and the backend links. */
-const lws_retry_bo_t relay_lws_retry_policy = {
-    .secs_since_valid_ping = 0,
-    .secs_since_valid_hangup = 0,
-};
-
-/* The event loop. lws' default is poll() over every socket at each wake-up,
- * O(connections) per event: at 9,000 idle clients (18,000 sockets) the
- * relay spent more CPU waking up for keepalives than the backend spent on
- * them. With libev (epoll) each wake-up costs O(ready sockets). The loop is
- * ours (a "foreign" loop to lws) so that relay_stop() can break it. */
-static bool event_loop_create(struct relay *relay)
-{
-    struct ev_loop *loop = ev_loop_new(EVBACKEND_EPOLL | EVFLAG_NOENV);
-    relay->event_loop = loop;
-    relay->foreign_loops[0] = loop;
-    ev_timer_init(&relay->wheel_ev, wheel_ev_tick, 0.0, 0.0);
-    relay->wheel_ev.data = relay;
-    return loop != NULL;
-}
-
-static void event_loop_destroy(struct relay *relay)
-{
-    if (relay->event_loop) {
-        ev_timer_stop(relay->event_loop, &relay->wheel_ev);
-        ev_loop_destroy(relay->event_loop);
-    }
-    relay->event_loop = NULL;
-    relay->foreign_loops[0] = NULL;
-}
-
-void relay_break_loop(struct relay *relay)
-{
-    if (relay->event_loop)
-        ev_break(relay->event_loop, EVBREAK_ALL);
-}
-
-static bool parse_backend_sources(struct relay *relay)
-{
-    const char *list = relay->cfg->backend_source_addresses;
-    if (!list || !*list)
-        return true;
-    for (const char *p = list; *p;) {
-        size_t n = strcspn(p, ",");
-        if (n > 0) {
-            char **grown = realloc(relay->backend_sources, (relay->backend_source_count + 1) * sizeof *grown);
-            if (!grown)
-                return false;
-            relay->backend_sources = grown;
-            if (!(relay->backend_sources[relay->backend_source_count] = strndup(p, n)))
-                return false;
-            relay->backend_source_count++;
-        }
-        p += n + (p[n] == ',');
-    }
-    return true;
-}
-
-const char *relay_next_backend_source(struct relay *relay)
-{
-    if (relay->backend_source_count == 0)
-        return NULL;
-    return relay->backend_sources[relay->backend_source_next++ % relay->backend_source_count];
-}
+/* Shutdown: how long connections get to say goodbye, and how often the relay looks. */
+#define DRAIN_MAX_MS 2000
+#define DRAIN_CHECK_MS 50
 
 int relay_start(struct relay *relay, const struct relay_config *cfg)
 {
     memset(relay, 0, sizeof *relay);
-    relay->cfg = cfg;
-    relay->wheel_sul_due = UINT64_MAX;
-    timer_wheel_init(&relay->wheel, clock_now_ms());
-    list_init_head(&relay->sessions);
+    loop_init(&relay->loop, cfg);
+    core_sessions_init(&relay->sessions, &relay->loop);
     if (RAND_bytes(relay->dict_seed, sizeof relay->dict_seed) != 1) {
         log_error("relay: no randomness from OpenSSL");
         return -1;
     }
-    dict_init(&relay->negotiations, relay->dict_seed);
-    dict_init(&relay->legacy_sessions, relay->dict_seed);
-    list_init_head(&relay->legacy_list);
-    relay->route_states = calloc(cfg->hub_count ? cfg->hub_count : 1, sizeof *relay->route_states);
-    bool keyed = cfg->token_secret ? token_key_from_secret(&relay->token_key, cfg->token_secret)
-                                   : token_key_generate(&relay->token_key);
-    if (!relay->route_states || !keyed || RAND_bytes((unsigned char *)&relay->instance_id, sizeof relay->instance_id) != 1) {
+    core_negotiations_init(&relay->negotiations, &relay->loop, &relay->backends, relay->dict_seed);
+    if (!legacy_table_init(&relay->legacy, &relay->loop, cfg->hub_count, relay->dict_seed)) {
         log_error("relay: out of memory or randomness");
         return -1;
     }
-    if (!parse_backend_sources(relay)) {
+    relay->endpoints = calloc(cfg->hub_count ? cfg->hub_count : 1, sizeof *relay->endpoints);
+    if (!backends_init(&relay->backends, &relay->loop) || !relay->endpoints) {
         log_error("relay: out of memory");
         return -1;
+    }
+    for (size_t i = 0; i < cfg->hub_count; i++) {
+        proxy_endpoint_init(&relay->endpoints[i], &relay->backends, &cfg->hubs[i]);
+        relay->legacy.hubs[i].endpoint = &relay->endpoints[i].base;
     }
 
     /* lws' per-WebSocket receive buffer (rx_buffer_size) lives as long as the connection, idle
@@ -393,7 +260,6 @@ int relay_start(struct relay *relay, const struct relay_config *cfg)
     info.port = cfg->listen_port;
     info.iface = cfg->listen_address;
     info.protocols = relay->protocols;
-    info.user = relay;
     info.vhost_name = "default";
     info.max_http_header_data = 16384;
     /* 0: one header table per descriptor if need be. A fixed pool deadlocks:
@@ -405,28 +271,11 @@ int relay_start(struct relay *relay, const struct relay_config *cfg)
     info.max_http_header_pool = 0;
     info.pt_serv_buf_size = 16384;
     info.timeout_secs = 20;
-    info.retry_and_idle_policy = &relay_lws_retry_policy;
-    if (event_loop_create(relay)) {
-        info.options |= LWS_SERVER_OPTION_LIBEV;
-        info.foreign_loops = relay->foreign_loops;
-        relay->lws = lws_create_context(&info);
-        if (!relay->lws) {
-            log_warn("relay: the libev event loop is not available (is libwebsockets-evlib-ev installed?); "
-                     "using poll(), which costs O(connections) per wake-up");
-            event_loop_destroy(relay);
-            info.options &= ~(uint64_t)LWS_SERVER_OPTION_LIBEV;
-            info.foreign_loops = NULL;
-        }
-    }
-    if (!relay->lws)
-        relay->lws = lws_create_context(&info);
-    if (!relay->lws) {
+    if (!loop_create_context(&relay->loop, &info, relay)) {
         log_error("relay: cannot listen on %s:%d (address in use, or not an address of this machine?)",
                   cfg->listen_address, cfg->listen_port);
         return -1;
     }
-    relay->vhost = lws_get_vhost_by_name(relay->lws, "default");
-    log_info("relay: event loop: %s", relay->event_loop ? "libev (epoll)" : "lws poll()");
     log_info("relay: listening on http://%s:%d%s", cfg->listen_address, cfg->listen_port, cfg->path_prefix);
     if (cfg->legacy_path[0])
         log_info("relay: legacy ASP.NET SignalR clients at http://%s:%d%s", cfg->listen_address, cfg->listen_port,
@@ -437,40 +286,39 @@ int relay_start(struct relay *relay, const struct relay_config *cfg)
     return 0;
 }
 
-/* While draining, checks every 50 ms whether everything is closed or time is up. */
+/* While draining, checks every DRAIN_CHECK_MS whether everything is closed or time is up. */
 static void drain_tick(struct timer_entry *e)
 {
     struct relay *relay = list_container_of(e, struct relay, drain_timer);
-    bool drained = list_is_empty(&relay->sessions) && relay->stats.legacy_sessions_active == 0 &&
-                   relay->stats.backend_links_active == 0;
+    bool drained = core_sessions_empty(&relay->sessions) && relay->loop.stats.legacy_sessions_active == 0 &&
+                   relay->loop.stats.backend_links_active == 0;
     if (drained || clock_now_ms() >= relay->drain_deadline) {
         relay->drained = true;
-        relay_break_loop(relay);
+        loop_break(&relay->loop);
         return;
     }
-    relay_timer_schedule(relay, e, clock_now_ms() + 50);
+    loop_timer_schedule(&relay->loop, e, clock_now_ms() + DRAIN_CHECK_MS);
 }
 
 /* On stop, connections get a proper goodbye before the context is destroyed:
  * Core clients a Close with allowReconnect, legacy clients a clean close
  * (both then reconnect, to another instance if there is one), backend links
- * a clean close (the backend runs OnDisconnectedAsync). At most 2 s. */
+ * a clean close (the backend runs OnDisconnectedAsync). At most DRAIN_MAX_MS. */
 static void drain(struct relay *relay)
 {
-    for (struct list_node *n = relay->sessions.next; n != &relay->sessions; n = n->next)
-        core_session_shutdown(list_container_of(n, struct core_session, link));
-    legacy_sessions_shutdown(relay);
-    relay->drain_deadline = clock_now_ms() + 2000;
+    core_sessions_shutdown(&relay->sessions);
+    legacy_table_shutdown(&relay->legacy);
+    relay->drain_deadline = clock_now_ms() + DRAIN_MAX_MS;
     timer_entry_init(&relay->drain_timer, drain_tick);
-    relay_timer_schedule(relay, &relay->drain_timer, clock_now_ms());
-    while (!relay->drained && lws_service(relay->lws, 0) >= 0)
+    loop_timer_schedule(&relay->loop, &relay->drain_timer, clock_now_ms());
+    while (!relay->drained && loop_run_once(&relay->loop))
         ;
     timer_cancel(&relay->drain_timer);
 }
 
 void relay_run(struct relay *relay)
 {
-    while (!relay->stopping && lws_service(relay->lws, 0) >= 0)
+    while (!relay->stopping && loop_run_once(&relay->loop))
         ;
     drain(relay);
 }
@@ -478,38 +326,24 @@ void relay_run(struct relay *relay)
 void relay_stop(struct relay *relay)
 {
     relay->stopping = true;
-    if (relay->lws)
-        lws_cancel_service(relay->lws);
+    loop_wake(&relay->loop);
 }
 
 void relay_destroy(struct relay *relay)
 {
-    if (relay->legacy_list.next)
-        legacy_sessions_clear(relay);
-    if (relay->lws) {
-        lws_sul_cancel(&relay->wheel_sul);
-        relay->destroying = true;
-        lws_context_destroy(relay->lws); /* closes every connection through the callbacks */
-        relay->lws = NULL;
-    }
-    event_loop_destroy(relay);
-    core_negotiations_clear(relay);
-    dict_free(&relay->negotiations);
-    dict_free(&relay->legacy_sessions);
-    for (size_t i = 0; relay->route_states && i < relay->cfg->hub_count; i++)
-        for (size_t k = 0; k < relay->route_states[i].streaming_count; k++)
-            free(relay->route_states[i].streaming_methods[k]);
-    free(relay->route_states);
-    relay->route_states = NULL;
-    token_key_clear(&relay->token_key);
-    for (unsigned i = 0; i < relay->backend_source_count; i++)
-        free(relay->backend_sources[i]);
-    free(relay->backend_sources);
+    legacy_table_free(&relay->legacy);
+    loop_destroy(&relay->loop); /* closes every connection through the callbacks */
+    if (relay->negotiations.loop)
+        core_negotiations_clear(&relay->negotiations);
+    backends_free(&relay->backends);
+    free(relay->endpoints);
+    relay->endpoints = NULL;
 }
 
-void relay_render_metrics(struct relay *relay, struct buf *out)
+/* Renders /metrics (Prometheus text format) into out. */
+static void relay_render_metrics(struct relay *relay, struct buf *out)
 {
-    const struct relay_stats *s = &relay->stats;
+    const struct relay_stats *s = &relay->loop.stats;
     char text[2048];
     int n = snprintf(text, sizeof text,
         "# signalr-relay metrics\n"
@@ -526,17 +360,19 @@ void relay_render_metrics(struct relay *relay, struct buf *out)
         "signalr_relay_bytes_to_clients_total %llu\n"
         "signalr_relay_protocol_errors_total %llu\n"
         "signalr_relay_flow_control_pauses_total %llu\n"
+        "signalr_relay_out_of_memory_closes_total %llu\n"
         "signalr_relay_legacy_sessions_active %llu\n"
         "signalr_relay_legacy_negotiations_total %llu\n"
         "signalr_relay_timers_armed %zu\n"
         "signalr_relay_os_timers 1\n",
         (unsigned long long)s->sessions_active, (unsigned long long)s->sessions_opened,
         (unsigned long long)s->sessions_closed, (unsigned long long)s->negotiations,
-        dict_count(&relay->negotiations), (unsigned long long)s->backend_links_active,
+        core_negotiations_pending(&relay->negotiations), (unsigned long long)s->backend_links_active,
         (unsigned long long)s->backend_failures, (unsigned long long)s->messages_to_backend,
         (unsigned long long)s->messages_to_clients, (unsigned long long)s->bytes_to_backend,
         (unsigned long long)s->bytes_to_clients, (unsigned long long)s->protocol_errors,
-        (unsigned long long)s->flow_control_pauses, (unsigned long long)s->legacy_sessions_active,
-        (unsigned long long)s->legacy_negotiations, timer_wheel_armed(&relay->wheel));
+        (unsigned long long)s->flow_control_pauses, (unsigned long long)s->out_of_memory_closes,
+        (unsigned long long)s->legacy_sessions_active,
+        (unsigned long long)s->legacy_negotiations, timer_wheel_armed(&relay->loop.wheel));
     buf_append(out, text, n > 0 ? (size_t)n : 0);
 }

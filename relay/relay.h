@@ -1,106 +1,53 @@
-/* relay.h - the relay process: one libwebsockets context, one event loop,
- * one timer wheel, and the tables that outlive a single request.
+/* relay.h - the relay process: start, HTTP routing, shutdown.
  *
- * struct relay owns everything the relay holds at run time: the lws context
- * and vhost, the timer wheel and the one lws scheduled callback that drives
- * it, the table of negotiated-but-unconnected Core connections, the token
- * key, and the counters /metrics shows. Nothing of it is global: every
- * callback finds the relay through lws_context_user(). */
+ * struct relay owns everything the relay holds at run time: the loop (event
+ * loop, lws context, timer wheel, config, counters), the backends and one
+ * hub endpoint per configured hub, the table of negotiated-but-unconnected
+ * Core connections, the Core sessions and the legacy table. Nothing of it is
+ * global: every callback finds the relay through lws_context_user(). relay.c
+ * routes each request to the module that serves it and shuts everything
+ * down in order; the modules never call back into it. */
 #ifndef SR_RELAY_H
 #define SR_RELAY_H
 
-#include <ev.h>
 #include <libwebsockets.h>
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "containers/buf.h"
-#include "relay/config.h"
 #include "containers/dict.h"
-#include "containers/list.h"
-#include "hub/conn_token.h"
 #include "containers/timer_wheel.h"
-
-/* What the relay learns about a configured hub at run time. */
-#define ROUTE_MAX_STREAMING_METHODS 64
-struct route_state {
-    char *streaming_methods[ROUTE_MAX_STREAMING_METHODS]; /* learnt from the backend's answers */
-    size_t streaming_count;
-};
-
-struct relay_stats {
-    uint64_t negotiations;
-    uint64_t sessions_opened;
-    uint64_t sessions_closed;
-    uint64_t sessions_active;
-    uint64_t backend_links_active;
-    uint64_t backend_failures;
-    uint64_t messages_to_backend;
-    uint64_t messages_to_clients;
-    uint64_t bytes_to_backend;
-    uint64_t bytes_to_clients;
-    uint64_t protocol_errors;
-    uint64_t flow_control_pauses;
-    uint64_t legacy_sessions_active;
-    uint64_t legacy_negotiations;
-};
+#include "relay/config.h"
+#include "relay/backend.h"
+#include "relay/core_negotiate.h"
+#include "relay/core_session.h"
+#include "relay/legacy_session.h"
+#include "relay/loop.h"
+#include "relay/proxy_channel.h"
 
 struct relay {
-    const struct relay_config *cfg;
-    struct lws_context *lws;
-    struct lws_vhost *vhost;
+    struct loop loop;                 /* the event loop, lws context, timer wheel, config, counters */
+    struct backends backends;         /* the client side toward backend hubs */
+    struct proxy_endpoint *endpoints; /* one per cfg->hubs entry: what serves that hub */
 
-    struct timer_wheel wheel;
-    lws_sorted_usec_list_t wheel_sul; /* the process's one OS-level timer */
-    uint64_t wheel_sul_due;           /* when wheel_sul fires next (ms), UINT64_MAX if idle */
-
-    struct dict negotiations;         /* client-facing token -> struct negotiation */
+    struct core_negotiations negotiations;
     uint8_t dict_seed[DICT_SEED_LEN];
 
-    struct list_node sessions;        /* every live struct core_session */
-    struct dict legacy_sessions;      /* legacy connection id -> struct legacy_session */
-    struct list_node legacy_list;     /* every legacy session, ended ones included */
-    struct route_state *route_states; /* one per cfg->hubs entry */
-    struct token_key token_key;       /* signs legacy connection tokens */
-    uint32_t instance_id;             /* random per process: in legacy cursors */
-    unsigned backend_source_next;     /* round robin over cfg backend source addresses */
-    char **backend_sources;           /* parsed cfg->backend_source_addresses */
-    unsigned backend_source_count;
+    struct core_sessions sessions;
+    struct legacy_table legacy;       /* legacy connections, their tokens and per-hub state */
 
     struct lws_protocols protocols[4]; /* lws keeps a pointer: lives as long as the context */
-    struct ev_loop *event_loop;       /* our libev loop (lws runs on it), or NULL: lws' poll() loop */
-    ev_timer wheel_ev;                /* with libev: the wheel's OS timer (see relay.c) */
     struct timer_entry drain_timer;   /* shutdown: checks whether everything closed */
     uint64_t drain_deadline;
     bool drained;
-    void *foreign_loops[1];           /* lws keeps a pointer to this too */
     volatile bool stopping;
-    bool destroying;                  /* inside lws_context_destroy: make no lws calls on wsis */
-    struct relay_stats stats;
 };
-
-/* The retry and idle policy of every lws connection the relay makes or accepts:
- * no lws-level validity (WebSocket ping) timer. See relay.c. */
-extern const lws_retry_bo_t relay_lws_retry_policy;
 
 /* Creates the lws context and starts listening. Returns 0, or -1 after logging why. */
 int relay_start(struct relay *relay, const struct relay_config *cfg);
 /* Runs the event loop until relay_stop() (e.g. from a signal). */
 void relay_run(struct relay *relay);
 void relay_stop(struct relay *relay);
-/* From the loop's own thread: makes relay_run's current lws_service() return. */
-void relay_break_loop(struct relay *relay);
 /* Closes every connection and frees everything relay_start made. */
 void relay_destroy(struct relay *relay);
-
-/* The one way relay code arms a timer: schedules on the wheel and, if the
- * deadline is earlier than the lws timer's, moves the lws timer forward. */
-void relay_timer_schedule(struct relay *relay, struct timer_entry *e, uint64_t expire_at);
-
-/* The next local address backend links should bind to, or NULL for the kernel's choice. */
-const char *relay_next_backend_source(struct relay *relay);
-
-/* Renders /metrics (Prometheus text format) into out. */
-void relay_render_metrics(struct relay *relay, struct buf *out);
 
 #endif

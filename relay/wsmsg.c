@@ -1,11 +1,14 @@
-/* wsmsg.c - WebSocket messages with lws headroom, and queues of them (see wsmsg.h). */
+/* wsmsg.c - whole WebSocket messages: receiving, queueing and writing them (see wsmsg.h). */
 #include "relay/wsmsg.h"
 
 #include <libwebsockets.h>
 #include <stdlib.h>
 #include <string.h>
 
-struct wsmsg *wsmsg_new(size_t cap, bool binary)
+#include "relay/log.h"
+
+/* A message with room for cap payload bytes; NULL when out of memory. */
+static struct wsmsg *wsmsg_new(size_t cap, bool binary)
 {
     if (cap > SIZE_MAX - sizeof(struct wsmsg) - LWS_PRE)
         return NULL;
@@ -20,7 +23,9 @@ struct wsmsg *wsmsg_new(size_t cap, bool binary)
     return m;
 }
 
-struct wsmsg *wsmsg_append(struct wsmsg *m, const void *data, size_t len)
+/* Appends bytes, growing the message; returns the (possibly moved) message or
+ * NULL on failure (the old message is then still valid and still owned by the caller). */
+static struct wsmsg *wsmsg_append(struct wsmsg *m, const void *data, size_t len)
 {
     if (len > m->cap - m->len) {
         size_t cap = m->cap ? m->cap : 256;
@@ -119,27 +124,57 @@ bool wsmsg_flush(struct lws *wsi, struct msg_queue *q)
     return true;
 }
 
-enum wsmsg_rx wsmsg_receive(struct wsmsg **partial, struct lws *wsi, const void *in, size_t len, size_t limit,
-                            struct wsmsg **whole)
+struct wsmsg *wsmsg_receive(struct wsmsg **partial, struct lws *wsi, const void *in, size_t len, struct loop *loop,
+                            const char *who, enum wsmsg_fault *fault)
 {
+    size_t limit = loop->cfg->max_message_bytes;
+    *fault = WSMSG_MORE;
     if (!*partial) {
         size_t expect = len + lws_remaining_packet_payload(wsi);
         *partial = wsmsg_new(expect < limit ? expect : limit, lws_frame_is_binary(wsi));
         if (!*partial)
-            return WSMSG_RX_NOMEM;
+            goto nomem;
     }
     if ((*partial)->len + len > limit) {
         wsmsg_free(*partial);
         *partial = NULL;
-        return WSMSG_RX_TOO_LARGE;
+        loop->stats.protocol_errors++;
+        log_warn("%s: a message over --max-message-size (%zu bytes); closing", who, limit);
+        *fault = WSMSG_TOO_LARGE;
+        return NULL;
     }
     struct wsmsg *grown = wsmsg_append(*partial, in, len);
     if (!grown)
-        return WSMSG_RX_NOMEM;
+        goto nomem;
     *partial = grown;
     if (!lws_is_final_fragment(wsi) || lws_remaining_packet_payload(wsi) > 0)
-        return WSMSG_RX_PARTIAL;
-    *whole = *partial;
+        return NULL;
+    struct wsmsg *whole = *partial;
     *partial = NULL;
-    return WSMSG_RX_WHOLE;
+    return whole;
+nomem:
+    wsmsg_free(*partial);
+    *partial = NULL;
+    loop->stats.out_of_memory_closes++;
+    log_warn("%s: out of memory for a message (%zu bytes so far); closing", who, len);
+    *fault = WSMSG_NOMEM;
+    return NULL;
+}
+
+void wsmsg_pause_reading(struct lws *wsi, bool *paused, struct loop *loop)
+{
+    if (*paused || !wsi)
+        return;
+    *paused = true;
+    loop->stats.flow_control_pauses++;
+    lws_rx_flow_control(wsi, 0);
+}
+
+void wsmsg_resume_reading(struct lws *wsi, bool *paused)
+{
+    if (!*paused)
+        return;
+    *paused = false;
+    if (wsi)
+        lws_rx_flow_control(wsi, 1);
 }

@@ -11,6 +11,7 @@
 #include <stddef.h>
 
 #include "containers/list.h"
+#include "relay/loop.h"
 
 struct wsmsg {
     struct list_node link;
@@ -21,11 +22,7 @@ struct wsmsg {
     unsigned char storage[];
 };
 
-/* A message with room for cap payload bytes; NULL when out of memory. */
-struct wsmsg *wsmsg_new(size_t cap, bool binary);
-/* Appends bytes, growing the message; returns the (possibly moved) message or
- * NULL on failure (the old message is then still valid and still owned by the caller). */
-struct wsmsg *wsmsg_append(struct wsmsg *m, const void *data, size_t len);
+/* A message holding a copy of data; NULL when out of memory. */
 struct wsmsg *wsmsg_copy(const void *data, size_t len, bool binary);
 void wsmsg_free(struct wsmsg *m);
 
@@ -43,19 +40,29 @@ static inline bool msg_queue_is_empty(const struct msg_queue *q) { return q->cou
 
 struct lws;
 
-enum wsmsg_rx {
-    WSMSG_RX_PARTIAL,   /* kept; more fragments to come */
-    WSMSG_RX_WHOLE,     /* *whole is the complete message, now the caller's */
-    WSMSG_RX_TOO_LARGE, /* over the limit: the partial message was dropped */
-    WSMSG_RX_NOMEM,
+enum wsmsg_fault {
+    WSMSG_MORE,      /* no fault: the message is not complete yet */
+    WSMSG_TOO_LARGE, /* over --max-message-size: counted as a protocol error */
+    WSMSG_NOMEM,     /* out of memory: counted in out_of_memory_closes */
 };
 
-/* Adds one received piece (an lws RECEIVE callback's in/len) to *partial,
- * which starts NULL and is owned by the connection. lws hands over large
- * messages in several pieces; the relay forwards only whole messages, so
- * they are collected here, up to limit bytes. */
-enum wsmsg_rx wsmsg_receive(struct wsmsg **partial, struct lws *wsi, const void *in, size_t len, size_t limit,
-                            struct wsmsg **whole);
+/* The one receive path of every WebSocket the relay reads (client sessions
+ * and backend links): adds one RECEIVE callback's piece (in/len) to
+ * *partial, which starts NULL and is owned by the connection. lws hands over
+ * large messages in several pieces; the relay forwards only whole messages,
+ * so they are collected here, up to --max-message-size. Returns the whole
+ * message once complete (now the caller's), else NULL with *fault saying
+ * whether more is to come or the message cannot be taken; then it has been
+ * counted and logged (as `who`), the partial message dropped, and the caller
+ * closes its connection with a reason (docs/ARCHITECTURE.md, out of memory). */
+struct wsmsg *wsmsg_receive(struct wsmsg **partial, struct lws *wsi, const void *in, size_t len, struct loop *loop,
+                            const char *who, enum wsmsg_fault *fault);
+
+/* Flow control on the reading side: stops reading wsi (counted in
+ * flow_control_pauses) / reads it again; *paused remembers which. wsi may be
+ * NULL (nothing to pause). */
+void wsmsg_pause_reading(struct lws *wsi, bool *paused, struct loop *loop);
+void wsmsg_resume_reading(struct lws *wsi, bool *paused);
 
 /* Sends m on an established WebSocket: at once when nothing is ahead of it
  * (the queue is empty and lws holds no unsent rest of an earlier write),

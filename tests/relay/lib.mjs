@@ -2,7 +2,8 @@
 // the relays' and backends' addresses and the tuned relay's flags, /metrics and RSS readers,
 // plain HTTP requests with full control of the headers, a raw SignalR WebSocket client that
 // records every frame and decodes JSON and MessagePack records (no SignalR library in the way,
-// so a test sees exactly what the relay sent and when), and stock @microsoft/signalr clients.
+// so a test sees exactly what the relay sent and when), stock @microsoft/signalr clients, and a
+// legacy (ASP.NET SignalR 2.x) connection driven by hand.
 // Every wait has a timeout, so a missing message fails a test instead of hanging it.
 import fs from "node:fs";
 import WebSocket from "ws";
@@ -389,4 +390,66 @@ export function settledMetrics(base = RELAY_URL, timeoutMs = 20000) {
         (m) => m.sessions_active === 0 && (m.legacy_sessions_active ?? 0) === 0 && m.backend_links_active === 0 &&
             m.timers_armed === m.negotiations_pending,
         "no session, backend link or session timer left from earlier tests", timeoutMs);
+}
+
+// The tuned relay's legacy endpoint, and a legacy connection driven by hand over raw HTTP and WebSockets.
+export const LEGACY_BASE = `${RELAY_URL}/signalr`;
+
+export function legacyConnectionData(...hubs) {
+    return encodeURIComponent(JSON.stringify(hubs.map((name) => ({ name }))));
+}
+
+export async function legacyNegotiate(hubs, clientProtocol = "2.1") {
+    const res = await httpRequest("GET", `${LEGACY_BASE}/negotiate?clientProtocol=${clientProtocol}&connectionData=${legacyConnectionData(...hubs)}`);
+    return { ...res, json: res.status === 200 ? JSON.parse(res.body) : null };
+}
+
+// A legacy connection driven by hand: negotiate, /connect WebSocket, /start.
+export class LegacyClient {
+    static async open(hubs = ["chathub"]) {
+        const c = new LegacyClient();
+        c.hubs = hubs;
+        const neg = await legacyNegotiate(hubs);
+        if (neg.status !== 200) throw new Error(`legacy negotiate answered ${neg.status}: ${neg.body}`);
+        c.negotiate = neg.json;
+        c.query = `transport=webSockets&clientProtocol=2.1&connectionToken=${encodeURIComponent(neg.json.ConnectionToken)}` +
+            `&connectionData=${legacyConnectionData(...hubs)}`;
+        await c.attach("connect", "");
+        return c;
+    }
+
+    async attach(command, extra) {
+        this.frames = [];
+        this.waiters = [];
+        this.ws = new WebSocket(`${LEGACY_BASE.replace(/^http/, "ws")}/${command}?${this.query}${extra}`);
+        this.closed = new Promise((resolve) => this.ws.on("close", (code) => resolve(code)));
+        this.ws.on("message", (data) => {
+            const frame = JSON.parse(data.toString("utf8"));
+            this.frames.push(frame);
+            if (frame.C) this.cursor = frame.C;
+            this.waiters = this.waiters.filter((w) => !w(frame));
+        });
+        await withTimeout(new Promise((resolve, reject) => { this.ws.on("open", resolve); this.ws.on("error", reject); }),
+            TIMEOUT_MS, `${command} open`);
+    }
+
+    next(match, what) {
+        const found = this.frames.find(match);
+        if (found) return Promise.resolve(found);
+        return withTimeout(new Promise((resolve) => this.waiters.push((f) => (match(f) ? (resolve(f), true) : false))),
+            TIMEOUT_MS, what);
+    }
+
+    start() {
+        return httpRequest("GET", `${LEGACY_BASE}/start?${this.query}`);
+    }
+
+    async invoke(hub, method, args, id) {
+        this.ws.send(JSON.stringify({ H: hub, M: method, A: args, I: id }));
+        return this.next((f) => f.I === String(id), `result ${id}`);
+    }
+
+    abort() {
+        return httpRequest("POST", `${LEGACY_BASE}/abort?${this.query}`);
+    }
 }

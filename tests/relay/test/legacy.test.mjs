@@ -6,71 +6,14 @@
 // so each test sees exactly what the relay sent.
 import { describe, it } from "../../lib/test.mjs";
 import assert from "node:assert/strict";
-import { RELAY_URL, WebSocket, httpRequest, pollUntil, withTimeout, disconnectSeenByBackend, TIMEOUT_MS } from "../lib.mjs";
+import { LEGACY_BASE, LegacyClient, legacyConnectionData, legacyNegotiate, WebSocket, httpRequest, pollUntil, withTimeout, disconnectSeenByBackend, TIMEOUT_MS } from "../lib.mjs";
 import { tcpState } from "../../lib/common.mjs";
 
 const LEGACY_KEEPALIVE_MS = Math.round(Number(process.env.RELAY_LEGACY_KEEPALIVE_S) * 1000);
 const LEGACY_DISCONNECT_MS = Math.round(Number(process.env.RELAY_LEGACY_DISCONNECT_S) * 1000);
-const BASE = `${RELAY_URL}/signalr`;
-
-function connectionData(...hubs) {
-    return encodeURIComponent(JSON.stringify(hubs.map((name) => ({ name }))));
-}
-
-async function negotiate(hubs, clientProtocol = "2.1") {
-    const res = await httpRequest("GET", `${BASE}/negotiate?clientProtocol=${clientProtocol}&connectionData=${connectionData(...hubs)}`);
-    return { ...res, json: res.status === 200 ? JSON.parse(res.body) : null };
-}
-
-// A legacy connection driven by hand: negotiate, /connect WebSocket, /start.
-class LegacyClient {
-    static async open(hubs = ["chathub"]) {
-        const c = new LegacyClient();
-        c.hubs = hubs;
-        const neg = await negotiate(hubs);
-        assert.equal(neg.status, 200, neg.body);
-        c.negotiate = neg.json;
-        c.query = `transport=webSockets&clientProtocol=2.1&connectionToken=${encodeURIComponent(neg.json.ConnectionToken)}` +
-            `&connectionData=${connectionData(...hubs)}`;
-        await c.attach("connect", "");
-        return c;
-    }
-
-    async attach(command, extra) {
-        this.frames = [];
-        this.waiters = [];
-        this.ws = new WebSocket(`${BASE.replace(/^http/, "ws")}/${command}?${this.query}${extra}`);
-        this.closed = new Promise((resolve) => this.ws.on("close", (code) => resolve(code)));
-        this.ws.on("message", (data) => {
-            const frame = JSON.parse(data.toString("utf8"));
-            this.frames.push(frame);
-            if (frame.C) this.cursor = frame.C;
-            this.waiters = this.waiters.filter((w) => !w(frame));
-        });
-        await withTimeout(new Promise((resolve, reject) => { this.ws.on("open", resolve); this.ws.on("error", reject); }),
-            TIMEOUT_MS, `${command} open`);
-    }
-
-    next(match, what) {
-        const found = this.frames.find(match);
-        if (found) return Promise.resolve(found);
-        return withTimeout(new Promise((resolve) => this.waiters.push((f) => (match(f) ? (resolve(f), true) : false))),
-            TIMEOUT_MS, what);
-    }
-
-    start() {
-        return httpRequest("GET", `${BASE}/start?${this.query}`);
-    }
-
-    async invoke(hub, method, args, id) {
-        this.ws.send(JSON.stringify({ H: hub, M: method, A: args, I: id }));
-        return this.next((f) => f.I === String(id), `result ${id}`);
-    }
-
-    abort() {
-        return httpRequest("POST", `${BASE}/abort?${this.query}`);
-    }
-}
+const BASE = LEGACY_BASE;
+const connectionData = legacyConnectionData;
+const negotiate = legacyNegotiate;
 
 describe("legacy endpoint", () => {
     it("validates in the original's order, with its texts", async () => {

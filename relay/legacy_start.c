@@ -1,0 +1,72 @@
+/* legacy_start.c - /start waiting for the connection's hub links (see legacy_start.h). */
+#include "relay/legacy_start.h"
+
+#include <string.h>
+
+#include "protocol/legacy_frame.h"
+#include "relay/http.h"
+
+#define JSON_UTF8 "application/json; charset=UTF-8"
+
+void legacy_start_init(struct legacy_start_wait *w, const struct relay_config *cfg,
+                       const struct legacy_start_ops *ops, void *owner)
+{
+    w->role = WSI_ROLE_LEGACY_START;
+    w->wsi = NULL;
+    w->cfg = cfg;
+    w->ops = ops;
+    w->owner = owner;
+}
+
+static int answer(struct legacy_start_wait *w, struct lws *wsi, enum legacy_start_verdict v, const char *failure)
+{
+    w->ops->released(w->owner, v == LEGACY_START_OK);
+    if (v == LEGACY_START_OK)
+        return http_respond(w->cfg, wsi, 200, JSON_UTF8, LEGACY_START_RESPONSE, sizeof LEGACY_START_RESPONSE - 1);
+    return http_respond_text(w->cfg, wsi, 500, failure ? failure : "The connection has ended.");
+}
+
+int legacy_start_request(struct legacy_start_wait *w, struct lws *wsi)
+{
+    const char *failure = NULL;
+    enum legacy_start_verdict v = w->ops->verdict(w->owner, &failure);
+    if (v != LEGACY_START_WAIT)
+        return answer(w, wsi, v, failure);
+    if (w->wsi) /* a second /start while one waits: the newer one waits instead */
+        lws_set_opaque_user_data(w->wsi, NULL);
+    w->wsi = wsi;
+    lws_set_opaque_user_data(wsi, w);
+    http_answer_later(wsi);
+    return 0;
+}
+
+void legacy_start_check(struct legacy_start_wait *w)
+{
+    const char *failure = NULL;
+    if (w->wsi && w->ops->verdict(w->owner, &failure) != LEGACY_START_WAIT)
+        http_answer_ready(w->wsi);
+}
+
+int legacy_start_writeable(struct legacy_start_wait *w, struct lws *wsi)
+{
+    const char *failure = NULL;
+    enum legacy_start_verdict v = w->ops->verdict(w->owner, &failure);
+    if (v == LEGACY_START_WAIT)
+        return 0;
+    w->wsi = NULL;
+    lws_set_opaque_user_data(wsi, NULL);
+    return answer(w, wsi, v, failure);
+}
+
+void legacy_start_abandoned(struct legacy_start_wait *w)
+{
+    w->wsi = NULL;
+    w->ops->released(w->owner, false);
+}
+
+void legacy_start_detach(struct legacy_start_wait *w)
+{
+    if (w->wsi)
+        lws_set_opaque_user_data(w->wsi, NULL);
+    w->wsi = NULL;
+}
