@@ -7,18 +7,17 @@
  *   - the names written back as connectionData ([{"name":...}]) decode to the
  *     same names byte for byte;
  *   - each name written as the H of a server->client invocation element is
- *     JSON that cJSON reads back to that name. */
+ *     strict JSON (tests/fuzz/json_oracle.h) with exactly one H, that name. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <cjson/cJSON.h>
-
 #include "containers/buf.h"
 #include "protocol/json_write.h"
 #include "protocol/legacy_connection_data.h"
 #include "protocol/legacy_frame.h"
+#include "json_oracle.h"
 
 #define REQUIRE(cond)                                                                  \
     do {                                                                               \
@@ -57,11 +56,11 @@ static void check_as_hub_field(struct span name)
     struct payload none = { PAYLOAD_NONE, SPAN_NONE };
     buf_init(&b);
     REQUIRE(legacy_invocation_element_encode(&b, name, SPAN_LIT("m"), none, none, &err) == PROTO_OK);
-    cJSON *el = cJSON_ParseWithLength(b.data, b.len);
-    const cJSON *h = cJSON_GetObjectItemCaseSensitive(el, "H");
-    REQUIRE(cJSON_IsString(h));
-    REQUIRE(strlen(h->valuestring) == name.len && memcmp(h->valuestring, name.ptr, name.len) == 0);
-    cJSON_Delete(el);
+    struct jo_value el;
+    REQUIRE(jo_parse(b.data, b.len, JO_MAX_DEPTH, &el));
+    REQUIRE(el.type == JO_OBJECT && jo_member_count(&el, "H") == 1);
+    REQUIRE(jo_string_is(jo_member(&el, "H"), name));
+    jo_free(&el);
     buf_free(&b);
 }
 

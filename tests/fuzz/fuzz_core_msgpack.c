@@ -158,11 +158,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         if (consumed == 0 || consumed > size - pos || frame.ptr + frame.len != p + pos + consumed)
             fail("frame bounds");
-        struct span ignored;
-        size_t ignored_len;
-        if (core_binary_next_frame(p + pos, consumed - 1, MAX_FRAME, &ignored, &ignored_len, NULL) !=
-            PROTO_INCOMPLETE)
-            fail("a strict prefix of a frame is not incomplete");
+        for (size_t cut = 0; cut < consumed; cut++) {
+            struct span ignored;
+            size_t ignored_len;
+            if (core_binary_next_frame(p + pos, cut, MAX_FRAME, &ignored, &ignored_len, NULL) !=
+                PROTO_INCOMPLETE)
+                fail("a strict prefix of a frame is not incomplete");
+        }
         check_message(frame);
         pos += consumed;
     }

@@ -3,17 +3,29 @@
  *
  * A response that decodes is re-encoded with the server-side encoder; when
  * the encoder can express it (it omits empty strings and only knows the three
- * stock transports), decoding that must give the same fields back. */
+ * stock transports), decoding that must give the same fields back. Every
+ * encoding is a strict JSON object (tests/fuzz/json_oracle.h). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "protocol/negotiate.h"
+#include "json_oracle.h"
 
 static void fail(const char *what)
 {
     fprintf(stderr, "fuzz_negotiate: %s\n", what);
     abort();
+}
+
+static bool strict_object(const struct buf *out)
+{
+    struct jo_value v;
+    if (!jo_parse(out->data, out->len, JO_MAX_DEPTH, &v))
+        return false;
+    bool object = v.type == JO_OBJECT;
+    jo_free(&v);
+    return object;
 }
 
 /* Absent and empty strings are the same to the encoder. */
@@ -36,6 +48,8 @@ static void check_error_roundtrip(struct span error)
     buf_init(&out);
     if (negotiate_encode_error(error, &out, NULL) != PROTO_OK)
         fail("error body does not encode");
+    if (!strict_object(&out))
+        fail("error body is not a strict JSON object");
     struct negotiate_response back;
     if (negotiate_decode_response(out.data, out.len, &back, NULL) != PROTO_OK ||
         !span_eq(back.error, error))
@@ -64,6 +78,8 @@ static void check_connection_roundtrip(const struct negotiate_response *r)
     buf_init(&out);
     if (negotiate_encode_response(&reply, &out, NULL) != PROTO_OK)
         fail("response does not encode");
+    if (!strict_object(&out))
+        fail("response is not a strict JSON object");
     struct negotiate_response back;
     if (negotiate_decode_response(out.data, out.len, &back, NULL) != PROTO_OK)
         fail("encoded response does not decode");
