@@ -18,7 +18,9 @@
  *   - JSON the relay's strict check accepts (json_strict_check_text: what a
  *     hub message's payload has passed) converts only if it is JSON;
  *   - after one pass through JSON the MessagePack form is a fixed point:
- *     MessagePack -> JSON -> MessagePack gives the same bytes again. */
+ *     MessagePack -> JSON -> MessagePack gives the same bytes again.
+ *
+ * CI (scripts/test.sh): fuzz-ci-runs: 500000 (about 12 s on a shared two-core machine). */
 #include <inttypes.h>
 #include <limits.h>
 #include <math.h>

@@ -8,7 +8,9 @@
  *     to the same fields and payload bytes, and encoding that gives the same
  *     bytes again;
  *   - what converts to JSON payloads converts back, encodes and decodes;
- *   - the frame parser says INCOMPLETE for every strict prefix of a frame. */
+ *   - the frame parser says INCOMPLETE for every strict prefix of a frame.
+ *
+ * CI (scripts/test.sh): fuzz-ci-runs: 200000 (about 12 s on a shared two-core machine). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
