@@ -2,7 +2,8 @@
  *
  * Properties checked for every input:
  *   - a failure has a detail string;
- *   - a success holds at most LEGACY_MAX_HUBS non-empty names, no two equal
+ *   - a success is strict JSON (tests/fuzz/json_oracle.h), or empty or white
+ *     space only (no hubs, as documented), and holds at most LEGACY_MAX_HUBS non-empty names, no two equal
  *     in any case;
  *   - the names written back as connectionData ([{"name":...}]) decode to the
  *     same names byte for byte;
@@ -77,6 +78,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         legacy_hub_list_release(&list);
         return 0;
     }
+    size_t blank = 0; /* empty or white-space-only text means no hubs (documented) */
+    while (blank < size && (data[blank] == ' ' || data[blank] == '\t' || data[blank] == '\n' || data[blank] == '\r'))
+        blank++;
+    REQUIRE(blank == size ? list.count == 0 : jo_is_json((const char *)data, size));
     REQUIRE(list.count <= LEGACY_MAX_HUBS);
     for (size_t i = 0; i < list.count; i++) {
         REQUIRE(span_is_set(list.names[i]) && list.names[i].len > 0);

@@ -1,7 +1,7 @@
 /* fuzz_negotiate.c - the client-side negotiate decoder (and the server-side
  * query parsers) under arbitrary bytes.
  *
- * A response that decodes is re-encoded with the server-side encoder; when
+ * A response that decodes is strict JSON, and is re-encoded with the server-side encoder; when
  * the encoder can express it (it omits empty strings and only knows the three
  * stock transports), decoding that must give the same fields back. Every
  * encoding is a strict JSON object (tests/fuzz/json_oracle.h).
@@ -107,6 +107,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (proto_status_is_error(st) && !err.detail)
         fail("error without detail");
     if (st == PROTO_OK) {
+        if (!jo_is_json(p, size))
+            fail("a response that is not strict JSON decoded");
         if (span_is_set(r.error))
             check_error_roundtrip(r.error);
         else
