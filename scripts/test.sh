@@ -44,16 +44,20 @@ unit_tests() {
 # working corpus plus fixtures/fuzz/<name>/, so a run fails only on a real regression and
 # fails the same way again. The number is the target's own "fuzz-ci-runs: N" (a comment in
 # tests/fuzz/fuzz_<name>.c, sized to about 12 s here), else 200000; FUZZ_RUNS overrides it for
-# every target, FUZZ_SEED (default 1) changes the seed. -reload=0: libFuzzer otherwise
-# re-reads its corpus once a second, which makes the path depend on the machine's speed
-# (with it off, the same seed and runs give the same cov/ft/corpus). max_total_time is only a guard
+# every target, FUZZ_SEED (default 1) changes the seed. Two libFuzzer features make a run
+# depend on more than the seed, and are off here: -reload (the corpus is re-read once a
+# second, so the path depends on the machine's speed) and -use_cmp (operands of traced
+# comparisons become mutation material, and many of them are heap and stack addresses,
+# which ASLR changes from run to run). With both off, the same seed and runs give the same
+# inputs, cov, ft and corpus, so a failure here fails again on a rerun; the comparison-guided
+# search is left to scripts/fuzz.sh's campaigns. max_total_time is only a guard
 # against a slow machine: hitting it ends that target early, never fails it. Long,
 # randomised campaigns are scripts/fuzz.sh. The stage fails when any tests/fuzz/fuzz_*.c
 # target was not built.
 fuzz_smoke() {
   CC=clang cmake -S "$root" -B "$root/build/fuzz" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSR_FUZZ=ON -DSR_SANITIZE=ON >/dev/null &&
     cmake --build "$root/build/fuzz" -j"$jobs" || return 1
-  local ok=0 ran=0 src name target work runs
+  local ok=0 ran=0 src name target work runs start
   for src in "$root"/tests/fuzz/fuzz_*.c; do
     [ -f "$src" ] || continue
     name=$(basename "$src" .c); name=${name#fuzz_}
@@ -68,12 +72,13 @@ fuzz_smoke() {
     runs=${runs:-200000}
     work=$(mktemp -d)
     echo "--- fuzz $name: $runs runs, seed $fuzz_seed"
-    if ! "$target" -seed="$fuzz_seed" -runs="$runs" -reload=0 -max_total_time=120 -timeout=10 -rss_limit_mb=2048 \
+    start=$SECONDS
+    if ! "$target" -seed="$fuzz_seed" -runs="$runs" -reload=0 -use_cmp=0 -max_total_time=120 -timeout=10 -rss_limit_mb=2048 \
          -print_final_stats=1 -artifact_prefix="$root/build/fuzz/crash-$name-" "$work" "$root/fixtures/fuzz/$name" \
          2>"$work.log"; then
       tail -40 "$work.log"; ok=1
     else
-      grep -E "^#[0-9]+ *DONE" "$work.log" | tail -1
+      echo "    $(grep -E '^#[0-9]+[[:space:]]+DONE' "$work.log" | tail -1 | sed -E 's/[[:space:]]+/ /g') in $((SECONDS - start)) s"
     fi
     ran=$((ran + 1))
     rm -rf "$work" "$work.log"

@@ -10,7 +10,7 @@
  *   - each name written as the H of a server->client invocation element is
  *     strict JSON (tests/fuzz/json_oracle.h) with exactly one H, that name.
  *
- * CI (scripts/test.sh): fuzz-ci-runs: 1000000 (about 12 s on a shared two-core machine). */
+ * CI (scripts/test.sh): fuzz-ci-runs: 1000000 (about 10-12 s on the shared two-core machine at load 4). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

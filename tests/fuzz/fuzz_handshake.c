@@ -7,7 +7,7 @@
  * Every encoding is one strict JSON object (tests/fuzz/json_oracle.h) and
  * its record separator.
  *
- * CI (scripts/test.sh): fuzz-ci-runs: 600000 (about 12 s on a shared two-core machine). */
+ * CI (scripts/test.sh): fuzz-ci-runs: 600000 (about 10-12 s on the shared two-core machine at load 4). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
