@@ -4,6 +4,80 @@
 #include <limits.h>
 #include <stdbool.h>
 
+static bool is_hex(unsigned char c)
+{
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+
+static bool is_digit(unsigned char c)
+{
+    return c >= '0' && c <= '9';
+}
+
+/* The escape after the backslash at p[i]: one of \" \\ \/ \b \f \n \r \t or
+ * \u and four hex digits. Returns its length after the backslash, 0 if bad.
+ * cJSON reads a \u with non-hex digits ("\u12;x") as U+0000, which then cuts
+ * its C string short. */
+static size_t escape_length(const char *p, size_t len, size_t i)
+{
+    if (i + 1 >= len)
+        return 0;
+    switch (p[i + 1]) {
+    case '"': case '\\': case '/': case 'b': case 'f': case 'n': case 'r': case 't':
+        return 1;
+    case 'u':
+        if (len - i < 6)
+            return 0;
+        for (size_t k = 2; k < 6; k++)
+            if (!is_hex((unsigned char)p[i + k]))
+                return 0;
+        return 5;
+    default:
+        return 0;
+    }
+}
+
+/* The number token starting at p[i] (a '-' or a digit): the run of bytes
+ * cJSON collects for strtod ([0-9+-.eE]) must be exactly
+ * -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? ; cJSON would also take
+ * "01", "1." or "1.e5", which Utf8JsonReader refuses. In valid JSON no byte of
+ * that set follows a number. Returns the run's length, 0 if it is no number. */
+static size_t number_length(const char *p, size_t len, size_t i)
+{
+    size_t end = i;
+    while (end < len && (is_digit((unsigned char)p[end]) || p[end] == '+' || p[end] == '-' ||
+                         p[end] == '.' || p[end] == 'e' || p[end] == 'E'))
+        end++;
+    size_t k = i;
+    if (k < end && p[k] == '-')
+        k++;
+    if (k < end && p[k] == '0')
+        k++;
+    else if (k < end && is_digit((unsigned char)p[k]))
+        while (k < end && is_digit((unsigned char)p[k]))
+            k++;
+    else
+        return 0;
+    if (k < end && p[k] == '.') {
+        size_t first = ++k;
+        while (k < end && is_digit((unsigned char)p[k]))
+            k++;
+        if (k == first)
+            return 0;
+    }
+    if (k < end && (p[k] == 'e' || p[k] == 'E')) {
+        k++;
+        if (k < end && (p[k] == '+' || p[k] == '-'))
+            k++;
+        size_t first = k;
+        while (k < end && is_digit((unsigned char)p[k]))
+            k++;
+        if (k == first)
+            return 0;
+    }
+    return k == end ? end - i : 0;
+}
+
 enum proto_status json_strict_check_text(const char *p, size_t len, int max_depth,
                                          struct proto_error *err)
 {
@@ -15,8 +89,12 @@ enum proto_status json_strict_check_text(const char *p, size_t len, int max_dept
     for (size_t i = 0; i < len; i++) {
         unsigned char c = (unsigned char)p[i];
         if (in_string) {
-            if (c == '\\')
-                i++; /* the escaped byte cannot end the string */
+            if (c == '\\') {
+                size_t n = escape_length(p, len, i);
+                if (n == 0)
+                    return proto_fail(err, PROTO_ERR_SYNTAX, "invalid escape in a JSON string");
+                i += n; /* the escaped bytes cannot end the string */
+            }
             else if (c == '"')
                 in_string = false;
             else if (c < 0x20)
@@ -28,6 +106,13 @@ enum proto_status json_strict_check_text(const char *p, size_t len, int max_dept
          * above 0x7F outside a string. */
         if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c >= 0x80)
             return proto_fail(err, PROTO_ERR_SYNTAX, "unexpected byte outside a JSON string");
+        if (c == '-' || is_digit(c)) {
+            size_t n = number_length(p, len, i);
+            if (n == 0)
+                return proto_fail(err, PROTO_ERR_SYNTAX, "invalid JSON number");
+            i += n - 1;
+            continue;
+        }
         switch (c) {
         case '"':
             in_string = true;

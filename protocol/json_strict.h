@@ -3,7 +3,9 @@
  * The ASP.NET Core SignalR parsers read JSON with Utf8JsonReader, which is
  * stricter than cJSON in a few places that matter to a relay: it refuses more
  * than 64 nested containers (JsonReaderOptions.MaxDepth), raw control
- * characters inside strings, white space other than space/tab/CR/LF, a byte
+ * characters inside strings, escapes other than the nine of RFC 8259 (cJSON
+ * reads "\u12;x" as a NUL), numbers outside RFC 8259's grammar ("01", "1.",
+ * "1.e5", which cJSON takes), white space other than space/tab/CR/LF, a byte
  * order mark, and malformed UTF-8, and it reads `type`,
  * `version`, `sequenceId` and `negotiateVersion` with GetInt32/GetInt64, which
  * accept only a plain integer literal ("1", not "1.0" or "1e0").
@@ -31,7 +33,8 @@
 #define JSON_STRICT_MAX_DEPTH 64
 
 /* PROTO_ERR_UTF8 for malformed UTF-8 anywhere, PROTO_ERR_SYNTAX for a raw
- * control character (< 0x20) inside a string or, outside strings, any control
+ * control character (< 0x20) or a bad escape inside a string, a number token
+ * outside RFC 8259's grammar or, outside strings, any control
  * character but tab/CR/LF or any byte >= 0x80 (which is how cJSON's looser
  * white space and BOM skipping are kept out), PROTO_ERR_TOO_DEEP for more than
  * max_depth open containers (INT_MAX: no limit of its own); PROTO_OK

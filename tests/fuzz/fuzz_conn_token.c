@@ -7,7 +7,9 @@
  *     NUL-separated conn id, user and hub names. If mint accepts them, the
  *     token must be URL-safe and verify to the same fields, and every
  *     one-character change, truncation and extension of it must be refused.
- * The key is fixed so that seed tokens minted with it reach the accept path. */
+ * The key is fixed so that seed tokens minted with it reach the accept path.
+ *
+ * CI (scripts/test.sh): fuzz-ci-runs: 20000 (about 10-12 s on the shared two-core machine at load 4). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>

@@ -2,7 +2,8 @@
  *
  * A failed CHECK prints file:line and the expression, counts the failure and
  * continues, so one run reports every broken expectation; test_main_result()
- * turns the count into the exit status ctest reads. */
+ * turns the count into the exit status ctest reads. A test that ran no check
+ * at all fails too: a green run must mean something was checked. */
 #ifndef SR_CHECK_H
 #define SR_CHECK_H
 
@@ -49,6 +50,10 @@ static int check_count;
 static inline int test_main_result(const char *name)
 {
     printf("%s: %d checks, %d failed\n", name, check_count, check_failures);
+    if (check_count == 0) {
+        fprintf(stderr, "%s: no check ran\n", name);
+        return 1;
+    }
     return check_failures ? 1 : 0;
 }
 

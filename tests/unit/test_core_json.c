@@ -443,6 +443,17 @@ static void test_failures(void)
         { "{\"type\":7,\"error\":\"\xed\xa0\x80\"}", PROTO_ERR_UTF8 },
         /* a lone surrogate escape is not a string */
         { "{\"type\":7,\"error\":\"\\ud800\"}", PROTO_ERR_SYNTAX },
+        /* escapes and numbers outside RFC 8259 that cJSON takes and System.Text.Json
+         * refuses (found by the strict oracle of fuzz_legacy_invocation): a \u
+         * with non-hex digits reads as U+0000 to cJSON and cut "ab\u12;x" to "ab" */
+        { "{\"type\":7,\"error\":\"ab\\u12;x\"}", PROTO_ERR_SYNTAX },
+        { "{\"type\":1,\"target\":\"T\",\"arguments\":[\"\\q\"]}", PROTO_ERR_SYNTAX },
+        { "{\"type\":1,\"target\":\"T\",\"arguments\":[01]}", PROTO_ERR_SYNTAX },
+        { "{\"type\":1,\"target\":\"T\",\"arguments\":[-01]}", PROTO_ERR_SYNTAX },
+        { "{\"type\":1,\"target\":\"T\",\"arguments\":[1.]}", PROTO_ERR_SYNTAX },
+        { "{\"type\":1,\"target\":\"T\",\"arguments\":[1e]}", PROTO_ERR_SYNTAX },
+        { "{\"type\":1,\"target\":\"T\",\"arguments\":[1.5e+-3]}", PROTO_ERR_SYNTAX },
+        { "{\"type\":01}", PROTO_ERR_SYNTAX },
         /* depth: 64 open containers are fine, 65 are not (System.Text.Json MaxDepth) */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -592,6 +603,18 @@ static void test_encoder(void)
     buf_free(&out);
 }
 
+/* Every number and escape form RFC 8259 allows still decodes, raw bytes unchanged. */
+static void test_strict_json_accepted(void)
+{
+    const char *args = "[0,-0,0.5,-1.25e-3,1E+3,2e0,1e400,123456789012345678901234567890,\"\\\"\\\\\\/\\b\\f\\n\\r\\t\\u00e9\\uD83D\\ude00\"]";
+    char text[256];
+    snprintf(text, sizeof text, "{\"type\":1,\"target\":\"T\",\"arguments\":%s}", args);
+    struct hub_msg m;
+    CHECK_EQ_INT(decode(text, &m, NULL), PROTO_OK);
+    CHECK_BYTES(m.args.bytes.ptr, m.args.bytes.len, args);
+    hub_msg_release(&m);
+}
+
 int main(void)
 {
     test_e3_invocation_and_completions();
@@ -603,6 +626,7 @@ int main(void)
     test_framing();
     test_tolerance();
     test_failures();
+    test_strict_json_accepted();
     test_nesting();
     test_truncation();
     test_encoder();

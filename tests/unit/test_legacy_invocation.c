@@ -150,6 +150,17 @@ static void test_malformed(void)
     FAILS("{\"H\":\"chathub\",\"M\":\"Se\r\nnd\"}", PROTO_ERR_SYNTAX);
     /* A byte order mark is not white space to Json.NET (nor to System.Text.Json). */
     FAILS("{\"H\":\xef\xbb\xbf\"chathub\",\"M\":\"Send\"}", PROTO_ERR_SYNTAX);
+    /* Escapes and numbers outside RFC 8259, which cJSON would take: a \u with
+     * non-hex digits (cJSON reads it as U+0000 and cuts the name to "ch"),
+     * an unknown escape, leading zeros, a bare decimal point. */
+    FAILS("{\"h\":\"ch\\u012;thub\",\"M\":\"Send\"}", PROTO_ERR_SYNTAX);
+    FAILS("{\"H\":\"chathub\",\"M\":\"Send\",\"A\":[\"\\uZZZZ\"]}", PROTO_ERR_SYNTAX);
+    FAILS("{\"H\":\"chathub\",\"M\":\"Send\",\"A\":[\"\\x41\"]}", PROTO_ERR_SYNTAX);
+    FAILS("{\"H\":\"chathub\",\"M\":\"Send\",\"A\":[01]}", PROTO_ERR_SYNTAX);
+    FAILS("{\"H\":\"chathub\",\"M\":\"Send\",\"A\":[1.]}", PROTO_ERR_SYNTAX);
+    FAILS("{\"H\":\"chathub\",\"M\":\"Send\",\"A\":[1.e5]}", PROTO_ERR_SYNTAX);
+    FAILS("{\"H\":\"chathub\",\"M\":\"Send\",\"A\":[-]}", PROTO_ERR_SYNTAX);
+    FAILS("{\"H\":\"chathub\",\"M\":\"Send\",\"I\":00}", PROTO_ERR_SYNTAX);
     /* A NUL byte inside the given length is a control character too. */
     check_fails("{\"H\":\"chat\0hub\",\"M\":\"Send\"}", 28, PROTO_ERR_SYNTAX);
 
