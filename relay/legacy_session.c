@@ -279,6 +279,20 @@ static void legacy_arm_keepalive(struct legacy_session *s)
  * heard for the KeepAliveTimeout the clients themselves use (2 intervals) plus
  * one more interval, the socket is declared dead and closed, and the session
  * waits for a /reconnect as after any other drop. */
+/* When the keep-alive timer must look again: an interval after the last frame
+ * sent (so the silence toward the client never exceeds one interval, however
+ * close to a check a message went out), or an interval after the last thing
+ * heard, for the dead-socket watch; whichever comes first, never before now. */
+static uint64_t legacy_keepalive_next(const struct legacy_session *s, uint64_t now, uint64_t interval)
+{
+    uint64_t send_due = s->last_sent_ms + interval;
+    uint64_t heard_due = s->last_heard_ms + interval;
+    if (heard_due <= now)
+        heard_due = now + interval; /* already pinging: look again in an interval */
+    uint64_t next = send_due < heard_due ? send_due : heard_due;
+    return next > now ? next : now + 1;
+}
+
 static void legacy_keepalive_due(struct timer_entry *e)
 {
     struct legacy_session *s = list_container_of(e, struct legacy_session, keepalive_timer);
@@ -298,7 +312,7 @@ static void legacy_keepalive_due(struct timer_entry *e)
     if (now - s->last_sent_ms >= interval)
         queue_text(s, LEGACY_KEEPALIVE_FRAME, sizeof LEGACY_KEEPALIVE_FRAME - 1);
     if (s->wsi && !s->closing)
-        loop_timer_schedule(s->loop, &s->keepalive_timer, now + interval);
+        loop_timer_schedule(s->loop, &s->keepalive_timer, legacy_keepalive_next(s, now, interval));
 }
 
 void legacy_session_heard(struct legacy_session *s)
