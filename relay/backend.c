@@ -91,15 +91,16 @@ void backends_free(struct backends *b)
 }
 
 /* The next local address to bind to, or NULL for the kernel's choice. */
-static const char *next_source(struct backends *b)
+static const char *next_source(struct backends *b, bool link)
 {
-    return b->source_count ? b->sources[b->source_next++ % b->source_count] : NULL;
+    unsigned *next = link ? &b->source_next_link : &b->source_next_negotiate;
+    return b->source_count ? b->sources[(*next)++ % b->source_count] : NULL;
 }
 
 /* Fills the lws connect info shared by both kinds of request. */
 static void connect_info_init(struct lws_client_connect_info *info, struct backends *b,
                               const struct hub_route *route, const char *path, char *host_header,
-                              size_t host_len, const struct forwarded *fwd)
+                              size_t host_len, const struct forwarded *fwd, bool link)
 {
     memset(info, 0, sizeof *info);
     info->context = b->loop->lws;
@@ -112,7 +113,7 @@ static void connect_info_init(struct lws_client_connect_info *info, struct backe
     info->host = host_header;
     const char *origin = header_list_get(&fwd->headers, "origin:");
     info->origin = origin ? origin : host_header;
-    info->iface = next_source(b);
+    info->iface = next_source(b, link);
     info->retry_and_idle_policy = &loop_lws_retry_policy;
     info->ietf_version_or_minus_one = -1;
 }
@@ -162,7 +163,7 @@ static enum conn_start conn_start(struct backend_conn *c, struct backends *b, co
     }
     struct lws_client_connect_info info;
     char host[300];
-    connect_info_init(&info, b, params->route, path.data, host, sizeof host, &c->fwd);
+    connect_info_init(&info, b, params->route, path.data, host, sizeof host, &c->fwd, method == NULL);
     info.method = method;
     info.local_protocol_name = protocol_name;
     info.opaque_user_data = c;

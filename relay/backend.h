@@ -32,7 +32,11 @@ struct backends {
     struct loop *loop;
     char **sources;
     unsigned source_count;
-    unsigned source_next;
+    /* Negotiate requests and links take the addresses in turn, each kind on its
+     * own count: one count for both would give every link the same address
+     * whenever the count of addresses is even (each link follows a negotiate). */
+    unsigned source_next_negotiate;
+    unsigned source_next_link;
 };
 
 /* Parses the configured source addresses. False when out of memory. */
