@@ -11,7 +11,9 @@
  *   - the input as the payload JSON of a correctly signed HS256 token (so the
  *     fuzzer reaches the claims parser past the signature): verification
  *     never crashes or leaks, and what it accepts is unexpired with every
- *     claim present. */
+ *     claim present.
+ *
+ * CI (scripts/test.sh): fuzz-ci-runs: 25000 (about 10-12 s on the shared two-core machine at load 4). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
