@@ -132,7 +132,7 @@ m0=$(metrics)
 fd0=$(fds)
 declare -A base
 for g in $GAUGES; do base[$g]=$(gauge "$g" "$m0"); done
-rss0=$(sed -n 's/^VmRSS: *\([0-9]*\).*/\1/p' "/proc/$RELAY_PID/status")
+rss0=$(sed -n 's/^VmRSS:[[:space:]]*\([0-9]*\).*/\1/p' "/proc/$RELAY_PID/status")
 say "baseline: fds $fd0, rss $((rss0 / 1024)) MiB, $(for g in $GAUGES; do printf '%s=%s ' "$g" "${base[$g]}"; done)"
 
 # --- sampler --------------------------------------------------------------------------------------
@@ -140,7 +140,7 @@ ticks=$(getconf CLK_TCK 2>/dev/null || echo 100)
 sample_row() { # PHASE
     local m rss cpu stat rest
     m=$(metrics) || m=""
-    rss=$(sed -n 's/^VmRSS: *\([0-9]*\).*/\1/p' "/proc/$RELAY_PID/status" 2>/dev/null)
+    rss=$(sed -n 's/^VmRSS:[[:space:]]*\([0-9]*\).*/\1/p' "/proc/$RELAY_PID/status" 2>/dev/null)
     stat=$(cat "/proc/$RELAY_PID/stat" 2>/dev/null)
     rest=${stat##*) }
     cpu=$(awk -v t="$ticks" '{ printf "%.2f", ($12 + $13) / t }' <<<"$rest")
