@@ -277,6 +277,7 @@ cpu=$(awk -F, 'NR > 1 && $2 == "load" { if (!t0) { t0 = $1; c0 = $5 } t1 = $1; c
     echo "== soak summary: ${minutes} min of load, samples in $out/samples.csv, relay log $relay_log"
     echo "relay: RSS $((rss0 / 1024)) MiB at start, $(( ${rss_end:-0} / 1024 )) MiB after the load; CPU under load ${cpu:-?} % of one core"
     echo "peak: $(awk -F, 'NR > 1 { if ($6 + 0 > s) s = $6; if ($7 + 0 > l) l = $7; if ($8 + 0 > g) g = $8; if ($4 + 0 > f) f = $4 } END { printf "sessions %d, backend links %d, legacy sessions %d, descriptors %d", s, l, g, f }' "$out/samples.csv")"
+    echo "relay log: $(grep -c ' warn ' "$relay_log") warn, $(grep -c ' error ' "$relay_log") error lines (not checked; see the log)"
     printf '%s\n' "${rows[@]}"
     echo "soak: $passed passed, $failed failed"
 } | tee -a "$log"
