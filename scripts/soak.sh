@@ -23,18 +23,20 @@
 #   rough          tests/soak/rough-clients.mjs: 30 Core slow readers (stop reading while the hub
 #                  pushes ~12 MiB at them, then read again, drop TCP, or close unread) and 40 legacy
 #                  clients that drop their WebSocket and /reconnect, then /abort or vanish
-# About 2,700 clients at a time (~5,400 relay descriptors), spread over 8 processes.
+# About 2,700 clients at a time (~5,400 relay descriptors), spread over 9 processes.
 #
 # Every --interval seconds (default 10) it samples the relay: RSS, open descriptors
-# (/proc/PID/fd), CPU, and the /metrics gauges; build/soak/samples.csv (one row per sample) and
-# build/soak/soak.log. When the load has stopped it waits (at most 150 s: the legacy disconnect
+# (/proc/PID/fd), CPU, and the /metrics gauges, into samples.csv (one row per sample) beside
+# soak.log and each load process's output in build/soak/<UTC date-time>/ (build/soak/latest).
+# When the load has stopped it waits (at most 150 s: the legacy disconnect
 # timeout is 30 s) for the gauges to return to their pre-load values, then checks:
 #   - every load process exited 0 (no failed connections or calls, nothing unexpected)
 #   - sessions_active, backend_links_active, legacy_sessions_active, negotiations_pending and
 #     timers_armed back to their pre-load values
 #   - open descriptors back to the pre-load count, +-3
-#   - RSS flat after warm-up: the samples taken under load are split in thirds (the first third
-#     is warm-up); the last third's mean RSS must be within 10 % + 2 MiB of the middle third's
+#   - RSS flat after warm-up: the samples taken under load (start of the ramps to the end of the
+#     traffic, not the closing) are split in thirds, the first third being warm-up; the last
+#     third's mean RSS must be within 10 % + 2 MiB of the middle third's
 #   - the relay exits 0 on SIGTERM, with no AddressSanitizer/LeakSanitizer/UBSan report in its log
 # Prints a summary table and `soak: N passed, N failed`; exit status 0 only when nothing failed.
 # Always stops what it started (trap). Not part of scripts/test.sh (too long).
@@ -62,9 +64,10 @@ seconds=$(awk -v m="$minutes" 'BEGIN { printf "%d", m * 60 }')
 source scripts/lib/backend.sh
 source scripts/lib/relay.sh
 
-out="$root/build/soak"
+# One directory per run (build/soak/YYYYmmdd-HHMMSS), build/soak/latest points at the newest.
+out="$root/build/soak/$(date -u +%Y%m%d-%H%M%S)"
 mkdir -p "$out"
-rm -f "$out"/*.json "$out"/*.err "$out"/samples.csv
+ln -sfn "$(basename "$out")" "$root/build/soak/latest"
 log="$out/soak.log"
 : >"$log"
 say() { echo "[soak $(date -u +%H:%M:%S)] $*" | tee -a "$log"; }
@@ -156,7 +159,13 @@ sample_row baseline >>"$out/samples.csv"
 phase_file="$out/.phase"
 echo load >"$phase_file"
 (
-    while sleep "$interval"; do sample_row "$(cat "$phase_file")" >>"$out/samples.csv"; done
+    # Phase "load" while every part runs its traffic, "closing" after `seconds` (the clients close),
+    # "settle" once every load process has exited.
+    while sleep "$interval"; do
+        phase=$(cat "$phase_file")
+        [ "$phase" = load ] && [ $((SECONDS - t_start)) -ge "$seconds" ] && phase=closing
+        sample_row "$phase" >>"$out/samples.csv"
+    done
 ) &
 SAMPLER_PID=$!
 
