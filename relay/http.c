@@ -246,6 +246,29 @@ static int finish_transaction(struct lws *wsi)
     return lws_http_transaction_completed(wsi) ? -1 : 0;
 }
 
+/* Whether lws will close the connection once this response is written: the
+ * client asked for it (Connection: close), or it sent a POST, PUT or PATCH
+ * with neither Content-Length nor Transfer-Encoding, whose body lws takes to
+ * be of unknown length and so never reuses the connection. Such a response
+ * must say so, as Kestrel's do, or a keep-alive client sends its next
+ * request into a socket that is closing ("socket hang up" every other time). */
+static bool response_closes_connection(struct lws *wsi)
+{
+    char connection[64] = "";
+    if (lws_hdr_copy(wsi, connection, sizeof connection, WSI_TOKEN_CONNECTION) > 0 && strcasestr(connection, "close"))
+        return true;
+    enum http_method method = http_request_method(wsi);
+    return (method == HTTP_POST || method == HTTP_PUT || method == HTTP_PATCH) &&
+           lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH) == 0 &&
+           lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_TRANSFER_ENCODING) == 0;
+}
+
+static bool add_connection_close_if_closing(struct lws *wsi, unsigned char **p, unsigned char *end)
+{
+    return !response_closes_connection(wsi) ||
+           !lws_add_http_header_by_name(wsi, (const unsigned char *)"connection:", HEADER_VALUE("close"), p, end);
+}
+
 static int http_write_response(const struct relay_config *cfg, struct lws *wsi, unsigned status, const char *content_type,
                         const char *body, size_t body_len)
 {
@@ -256,7 +279,7 @@ static int http_write_response(const struct relay_config *cfg, struct lws *wsi, 
                                     HEADER_VALUE("no-cache"), &p, end) ||
         lws_add_http_header_by_name(wsi, (const unsigned char *)"x-content-type-options:",
                                     HEADER_VALUE("nosniff"), &p, end) ||
-        !http_add_cors_headers(cfg, wsi, &p, end) ||
+        !http_add_cors_headers(cfg, wsi, &p, end) || !add_connection_close_if_closing(wsi, &p, end) ||
         lws_finalize_write_http_header(wsi, start, &p, end))
         return -1;
     if (body_len > 0) {
@@ -311,7 +334,7 @@ int http_respond_preflight(const struct relay_config *cfg, struct lws *wsi)
                                                      (const unsigned char *)requested, (int)strlen(requested), &p, end)) ||
         lws_add_http_header_by_name(wsi, (const unsigned char *)"access-control-max-age:",
                                     HEADER_VALUE("600"), &p, end) ||
-        lws_finalize_write_http_header(wsi, start, &p, end))
+        !add_connection_close_if_closing(wsi, &p, end) || lws_finalize_write_http_header(wsi, start, &p, end))
         return -1;
     return finish_transaction(wsi);
 }
