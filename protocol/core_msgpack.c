@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "protocol/msgpack_array.h"
 #include "protocol/msgpack_check.h"
 #include "protocol/msgpack_sink.h"
 
@@ -66,128 +67,26 @@ bool core_binary_write_length(struct buf *out, size_t len)
 
 /* ---- decoding -------------------------------------------------------------- */
 
-/* Steps through the elements of the top-level array: the array header is read
- * here, every element is parsed by msgpack-c, which says where it ended
- * (giving its raw span). msgpack_unpack() with one zone for the whole message
- * rather than msgpack_unpack_next(), which creates and frees an 8 KB zone per
- * call: decoding E4's invocation went from 525 to 320 ns with this. */
-struct element_reader {
-    const char *body;
-    size_t len;
-    size_t pos;         /* offset of the next element */
-    uint32_t count;     /* elements the array declares */
-    uint32_t used;      /* elements read so far */
-    msgpack_zone zone;  /* holds the current element's arrays/maps; cleared per element */
-    msgpack_object obj; /* the current element */
-};
-
-/* Small first chunk: headers and argument arrays of typical messages fit. */
-#define ELEMENT_ZONE_CHUNK 1024
-
-/* Reads the array header at the start of body: fixarray, array 16, array 32. */
-static bool read_array_header(const unsigned char *p, size_t len, uint32_t *count, size_t *header_len)
-{
-    if (len >= 1 && p[0] >= 0x90 && p[0] <= 0x9f) {
-        *count = p[0] & 0x0f;
-        *header_len = 1;
-        return true;
-    }
-    if (len >= 3 && p[0] == 0xdc) {
-        *count = (uint32_t)p[1] << 8 | p[2];
-        *header_len = 3;
-        return true;
-    }
-    if (len >= 5 && p[0] == 0xdd) {
-        *count = (uint32_t)p[1] << 24 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 8 | p[4];
-        *header_len = 5;
-        return true;
-    }
-    return false;
-}
-
-/* Parses the next element into *obj (valid until the next call) and its raw
- * bytes into *raw. `missing` is the detail when the array has no more. */
-static enum proto_status next_element(struct element_reader *r, const msgpack_object **obj,
-                                      struct span *raw, const char *missing,
-                                      struct proto_error *err)
-{
-    if (r->used >= r->count)
-        return proto_fail(err, PROTO_ERR_MISSING, missing);
-    size_t start = r->pos;
-    msgpack_zone_clear(&r->zone);
-    msgpack_unpack_return ret = msgpack_unpack(r->body, r->len, &r->pos, &r->zone, &r->obj);
-    if (ret == MSGPACK_UNPACK_NOMEM_ERROR)
-        return proto_fail(err, PROTO_ERR_NOMEM, "out of memory unpacking MessagePack");
-    /* EXTRA_BYTES is the normal case: more elements follow this one. */
-    if (ret != MSGPACK_UNPACK_SUCCESS && ret != MSGPACK_UNPACK_EXTRA_BYTES)
-        return proto_fail(err, PROTO_ERR_SYNTAX, "invalid MessagePack element");
-    r->used++;
-    *obj = &r->obj;
-    if (raw)
-        *raw = span_make(r->body + start, r->pos - start);
-    return PROTO_OK;
-}
-
-static bool object_to_i64(const msgpack_object *o, int64_t *v)
-{
-    if (o->type == MSGPACK_OBJECT_NEGATIVE_INTEGER) {
-        *v = o->via.i64;
-        return true;
-    }
-    if (o->type == MSGPACK_OBJECT_POSITIVE_INTEGER && o->via.u64 <= INT64_MAX) {
-        *v = (int64_t)o->via.u64;
-        return true;
-    }
-    return false;
-}
-
-static bool object_to_i32(const msgpack_object *o, int32_t *v)
-{
-    int64_t wide;
-    if (!object_to_i64(o, &wide) || wide < INT32_MIN || wide > INT32_MAX)
-        return false;
-    *v = (int32_t)wide;
-    return true;
-}
-
-/* A str element as a span; nil gives SPAN_NONE. Anything else is a type error. */
-static enum proto_status object_to_string(const msgpack_object *o, struct span *out,
-                                          const char *type_detail, struct proto_error *err)
-{
-    if (o->type == MSGPACK_OBJECT_NIL) {
-        *out = SPAN_NONE;
-        return PROTO_OK;
-    }
-    if (o->type != MSGPACK_OBJECT_STR)
-        return proto_fail(err, PROTO_ERR_TYPE, type_detail);
-    if (!utf8_is_valid(o->via.str.ptr, o->via.str.size))
-        return proto_fail(err, PROTO_ERR_UTF8, "string is not valid UTF-8");
-    /* Present but empty. msgpack-c may leave ptr NULL (or stale) for a
-     * zero-length str, so do not take its pointer then. */
-    *out = o->via.str.size ? span_make(o->via.str.ptr, o->via.str.size) : span_make("", 0);
-    return PROTO_OK;
-}
-
 /* A string that must be present and non-empty (the server's ThrowIfNullOrEmpty). */
-static enum proto_status read_required_string(struct element_reader *r, struct span *out,
+static enum proto_status read_required_string(struct msgpack_array *r, struct span *out,
                                               const char *missing, const char *type_detail,
                                               const char *empty_detail, struct proto_error *err)
 {
     const msgpack_object *o;
-    enum proto_status st = next_element(r, &o, NULL, missing, err);
+    enum proto_status st = msgpack_array_next(r, &o, NULL, missing, err);
     if (st == PROTO_OK)
-        st = object_to_string(o, out, type_detail, err);
+        st = msgpack_object_to_string(o, out, type_detail, err);
     if (st == PROTO_OK && span_is_empty(*out))
         return proto_fail(err, PROTO_ERR_MISSING, empty_detail);
     return st;
 }
 
-static enum proto_status read_headers(struct element_reader *r, struct hub_msg *out,
+static enum proto_status read_headers(struct msgpack_array *r, struct hub_msg *out,
                                       struct proto_error *err)
 {
     const msgpack_object *o;
     struct span raw;
-    enum proto_status st = next_element(r, &o, &raw, "message is missing its headers", err);
+    enum proto_status st = msgpack_array_next(r, &o, &raw, "message is missing its headers", err);
     if (st != PROTO_OK)
         return st;
     if (o->type != MSGPACK_OBJECT_MAP)
@@ -195,12 +94,12 @@ static enum proto_status read_headers(struct element_reader *r, struct hub_msg *
     for (uint32_t i = 0; i < o->via.map.size; i++) {
         const msgpack_object_kv *kv = &o->via.map.ptr[i];
         struct span key, value;
-        st = object_to_string(&kv->key, &key, "header key must be a string", err);
+        st = msgpack_object_to_string(&kv->key, &key, "header key must be a string", err);
         if (st != PROTO_OK)
             return st;
         if (span_is_empty(key))
             return proto_fail(err, PROTO_ERR_VALUE, "Null or empty key in header.");
-        st = object_to_string(&kv->val, &value, "header value must be a string", err);
+        st = msgpack_object_to_string(&kv->val, &value, "header value must be a string", err);
         if (st != PROTO_OK)
             return st;
         if (span_is_empty(value))
@@ -211,29 +110,29 @@ static enum proto_status read_headers(struct element_reader *r, struct hub_msg *
     return PROTO_OK;
 }
 
-static enum proto_status read_invocation_id(struct element_reader *r, struct span *id,
+static enum proto_status read_invocation_id(struct msgpack_array *r, struct span *id,
                                             struct proto_error *err)
 {
     const msgpack_object *o;
-    enum proto_status st = next_element(r, &o, NULL, "message is missing its invocation id", err);
+    enum proto_status st = msgpack_array_next(r, &o, NULL, "message is missing its invocation id", err);
     if (st != PROTO_OK)
         return st;
-    return object_to_string(o, id, "Reading 'invocationId' as String failed.", err);
+    return msgpack_object_to_string(o, id, "Reading 'invocationId' as String failed.", err);
 }
 
-static enum proto_status read_stream_ids(struct element_reader *r, struct hub_msg *out,
+static enum proto_status read_stream_ids(struct msgpack_array *r, struct hub_msg *out,
                                          struct proto_error *err)
 {
     const msgpack_object *o;
     struct span raw;
-    enum proto_status st = next_element(r, &o, &raw, "message is missing its stream ids", err);
+    enum proto_status st = msgpack_array_next(r, &o, &raw, "message is missing its stream ids", err);
     if (st != PROTO_OK)
         return st;
     if (o->type != MSGPACK_OBJECT_ARRAY)
         return proto_fail(err, PROTO_ERR_TYPE, "Reading array length for 'streamIds' failed.");
     for (uint32_t i = 0; i < o->via.array.size; i++) {
         struct span id;
-        st = object_to_string(&o->via.array.ptr[i], &id, "stream ids must be strings", err);
+        st = msgpack_object_to_string(&o->via.array.ptr[i], &id, "stream ids must be strings", err);
         if (st != PROTO_OK)
             return st;
         if (span_is_empty(id))
@@ -246,7 +145,7 @@ static enum proto_status read_stream_ids(struct element_reader *r, struct hub_ms
 }
 
 /* Types 1 and 4: [type, headers, id, target, arguments, streamIds?] */
-static enum proto_status decode_invocation(struct element_reader *r, struct hub_msg *out,
+static enum proto_status decode_invocation(struct msgpack_array *r, struct hub_msg *out,
                                            struct proto_error *err)
 {
     bool streaming = out->kind == HUB_MSG_STREAM_INVOCATION;
@@ -271,7 +170,7 @@ static enum proto_status decode_invocation(struct element_reader *r, struct hub_
 
     const msgpack_object *o;
     struct span raw;
-    st = next_element(r, &o, &raw, "invocation is missing its arguments", err);
+    st = msgpack_array_next(r, &o, &raw, "invocation is missing its arguments", err);
     if (st != PROTO_OK)
         return st;
     if (o->type != MSGPACK_OBJECT_ARRAY)
@@ -285,7 +184,7 @@ static enum proto_status decode_invocation(struct element_reader *r, struct hub_
 }
 
 /* Types 2, 3 and 5 start with [type, headers, id] and need a non-empty id. */
-static enum proto_status decode_required_id(struct element_reader *r, struct hub_msg *out,
+static enum proto_status decode_required_id(struct msgpack_array *r, struct hub_msg *out,
                                             const char *empty_detail, struct proto_error *err)
 {
     enum proto_status st = read_headers(r, out, err);
@@ -297,7 +196,7 @@ static enum proto_status decode_required_id(struct element_reader *r, struct hub
 }
 
 /* Type 2: [2, headers, id, item] */
-static enum proto_status decode_stream_item(struct element_reader *r, struct hub_msg *out,
+static enum proto_status decode_stream_item(struct msgpack_array *r, struct hub_msg *out,
                                             struct proto_error *err)
 {
     enum proto_status st = decode_required_id(
@@ -306,14 +205,14 @@ static enum proto_status decode_stream_item(struct element_reader *r, struct hub
         return st;
     const msgpack_object *o;
     struct span raw;
-    st = next_element(r, &o, &raw, "stream item is missing its item", err);
+    st = msgpack_array_next(r, &o, &raw, "stream item is missing its item", err);
     if (st == PROTO_OK)
         out->item = (struct payload){ PAYLOAD_MSGPACK, raw };
     return st;
 }
 
 /* Type 3: [3, headers, id, kind, result?] */
-static enum proto_status decode_completion(struct element_reader *r, struct hub_msg *out,
+static enum proto_status decode_completion(struct msgpack_array *r, struct hub_msg *out,
                                            struct proto_error *err)
 {
     enum proto_status st = decode_required_id(
@@ -322,18 +221,18 @@ static enum proto_status decode_completion(struct element_reader *r, struct hub_
         return st;
     const msgpack_object *o;
     struct span raw;
-    st = next_element(r, &o, NULL, "completion is missing its result kind", err);
+    st = msgpack_array_next(r, &o, NULL, "completion is missing its result kind", err);
     if (st != PROTO_OK)
         return st;
     int32_t kind;
-    if (!object_to_i32(o, &kind))
+    if (!msgpack_object_to_i32(o, &kind))
         return proto_fail(err, PROTO_ERR_TYPE, "Reading 'resultKind' as Int32 failed.");
 
     switch (kind) {
     case COMPLETION_ERROR:
-        st = next_element(r, &o, NULL, "error completion is missing its error", err);
+        st = msgpack_array_next(r, &o, NULL, "error completion is missing its error", err);
         if (st == PROTO_OK)
-            st = object_to_string(o, &out->error, "Reading 'error' as String failed.", err);
+            st = msgpack_object_to_string(o, &out->error, "Reading 'error' as String failed.", err);
         if (st != PROTO_OK)
             return st;
         /* The server reads a nil error as "no error, no result": a void completion. */
@@ -343,7 +242,7 @@ static enum proto_status decode_completion(struct element_reader *r, struct hub_
         out->completion = COMPLETION_VOID;
         return PROTO_OK;
     case COMPLETION_RESULT:
-        st = next_element(r, &o, &raw, "completion is missing its result", err);
+        st = msgpack_array_next(r, &o, &raw, "completion is missing its result", err);
         if (st != PROTO_OK)
             return st;
         out->completion = COMPLETION_RESULT;
@@ -355,16 +254,16 @@ static enum proto_status decode_completion(struct element_reader *r, struct hub_
 }
 
 /* Type 7: [7, error|nil, allowReconnect?] */
-static enum proto_status decode_close(struct element_reader *r, struct hub_msg *out,
+static enum proto_status decode_close(struct msgpack_array *r, struct hub_msg *out,
                                       struct proto_error *err)
 {
     const msgpack_object *o;
-    enum proto_status st = next_element(r, &o, NULL, "close message is missing its error", err);
+    enum proto_status st = msgpack_array_next(r, &o, NULL, "close message is missing its error", err);
     if (st == PROTO_OK)
-        st = object_to_string(o, &out->error, "Reading 'error' as String failed.", err);
+        st = msgpack_object_to_string(o, &out->error, "Reading 'error' as String failed.", err);
     if (st != PROTO_OK || r->count <= 2)
         return st;
-    st = next_element(r, &o, NULL, "close message is missing allowReconnect", err);
+    st = msgpack_array_next(r, &o, NULL, "close message is missing allowReconnect", err);
     if (st != PROTO_OK)
         return st;
     if (o->type != MSGPACK_OBJECT_BOOLEAN)
@@ -374,27 +273,27 @@ static enum proto_status decode_close(struct element_reader *r, struct hub_msg *
 }
 
 /* Types 8 and 9: [type, sequenceId] */
-static enum proto_status decode_sequence_id(struct element_reader *r, struct hub_msg *out,
+static enum proto_status decode_sequence_id(struct msgpack_array *r, struct hub_msg *out,
                                             struct proto_error *err)
 {
     const msgpack_object *o;
-    enum proto_status st = next_element(r, &o, NULL, "message is missing its sequence id", err);
+    enum proto_status st = msgpack_array_next(r, &o, NULL, "message is missing its sequence id", err);
     if (st != PROTO_OK)
         return st;
-    if (!object_to_i64(o, &out->sequence_id))
+    if (!msgpack_object_to_i64(o, &out->sequence_id))
         return proto_fail(err, PROTO_ERR_TYPE, "Reading 'sequenceId' as Int64 failed.");
     return PROTO_OK;
 }
 
-static enum proto_status decode_elements(struct element_reader *r, struct hub_msg *out,
+static enum proto_status decode_elements(struct msgpack_array *r, struct hub_msg *out,
                                          struct proto_error *err)
 {
     const msgpack_object *o;
-    enum proto_status st = next_element(r, &o, NULL, "empty message array", err);
+    enum proto_status st = msgpack_array_next(r, &o, NULL, "empty message array", err);
     if (st != PROTO_OK)
         return st;
     int32_t type;
-    if (!object_to_i32(o, &type))
+    if (!msgpack_object_to_i32(o, &type))
         return proto_fail(err, PROTO_ERR_TYPE, "Reading 'messageType' as Int32 failed.");
     if (type < HUB_MSG_INVOCATION || type > HUB_MSG_SEQUENCE)
         return PROTO_UNKNOWN_TYPE;
@@ -431,21 +330,12 @@ enum proto_status core_msgpack_decode(const char *body, size_t len, struct hub_m
     if (len == 0)
         return proto_fail(err, PROTO_ERR_SYNTAX, "empty MessagePack message");
 
-    /* Hostile counts and depth are refused before msgpack-c allocates anything. */
-    size_t value_len;
-    enum proto_status st = msgpack_check_value(body, len, MSGPACK_MAX_DEPTH, &value_len, err);
+    struct msgpack_array r;
+    enum proto_status st = msgpack_array_open(&r, body, len, MSGPACK_MAX_DEPTH, "message is not a MessagePack array", err);
     if (st != PROTO_OK)
         return st;
-    if (value_len != len)
-        return proto_fail(err, PROTO_ERR_SYNTAX, "unexpected bytes after the message array");
-
-    struct element_reader r = { .body = body, .len = len };
-    if (!read_array_header((const unsigned char *)body, len, &r.count, &r.pos))
-        return proto_fail(err, PROTO_ERR_TYPE, "message is not a MessagePack array");
-    if (!msgpack_zone_init(&r.zone, ELEMENT_ZONE_CHUNK))
-        return proto_fail(err, PROTO_ERR_NOMEM, "out of memory unpacking MessagePack");
     st = decode_elements(&r, out, err);
-    msgpack_zone_destroy(&r.zone);
+    msgpack_array_close(&r);
     if (st != PROTO_OK)
         hub_msg_init(out); /* no half-decoded message (kind NONE for unknown types) */
     return st;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "protocol/core_msgpack.h"
+#include "protocol/msgpack_array.h"
 #include "protocol/msgpack_check.h"
 #include "protocol/msgpack_sink.h"
 
@@ -138,105 +139,17 @@ bool svc_ping_get(const struct svc_msg *ping, const char *key, struct span *valu
 
 /* Elements of the top-level array, each unpacked by msgpack-c into one zone
  * that is cleared per element (as in core_msgpack.c). */
-struct reader {
-    const char *body;
-    size_t len;
-    size_t pos;
-    uint32_t count, used;
-    msgpack_zone zone;
-    msgpack_object obj;
-};
 
-#define READER_ZONE_CHUNK 1024
-
-static bool read_array_header(const unsigned char *p, size_t len, uint32_t *count, size_t *header_len)
-{
-    if (len >= 1 && p[0] >= 0x90 && p[0] <= 0x9f) {
-        *count = p[0] & 0x0f;
-        *header_len = 1;
-    } else if (len >= 3 && p[0] == 0xdc) {
-        *count = load_be(p + 1, 2);
-        *header_len = 3;
-    } else if (len >= 5 && p[0] == 0xdd) {
-        *count = load_be(p + 1, 4);
-        *header_len = 5;
-    } else {
-        return false;
-    }
-    return true;
-}
-
-static bool has_more(const struct reader *r) { return r->used < r->count; }
-
-/* The next element into *o (valid until the next call), its raw bytes into *raw. */
-static enum proto_status next_element(struct reader *r, const msgpack_object **o, struct span *raw,
-                                      const char *missing, struct proto_error *err)
-{
-    if (r->used >= r->count)
-        return proto_fail(err, PROTO_ERR_MISSING, missing);
-    size_t start = r->pos;
-    msgpack_zone_clear(&r->zone);
-    msgpack_unpack_return ret = msgpack_unpack(r->body, r->len, &r->pos, &r->zone, &r->obj);
-    if (ret == MSGPACK_UNPACK_NOMEM_ERROR)
-        return proto_fail(err, PROTO_ERR_NOMEM, "out of memory unpacking MessagePack");
-    if (ret != MSGPACK_UNPACK_SUCCESS && ret != MSGPACK_UNPACK_EXTRA_BYTES)
-        return proto_fail(err, PROTO_ERR_SYNTAX, "invalid MessagePack element");
-    r->used++;
-    *o = &r->obj;
-    if (raw)
-        *raw = span_make(r->body + start, r->pos - start);
-    return PROTO_OK;
-}
-
-static bool to_i64(const msgpack_object *o, int64_t *v)
-{
-    if (o->type == MSGPACK_OBJECT_NEGATIVE_INTEGER) {
-        *v = o->via.i64;
-        return true;
-    }
-    if (o->type == MSGPACK_OBJECT_POSITIVE_INTEGER && o->via.u64 <= INT64_MAX) {
-        *v = (int64_t)o->via.u64;
-        return true;
-    }
-    return false;
-}
-
-static bool to_i32(const msgpack_object *o, int32_t *v)
-{
-    int64_t wide;
-    if (!to_i64(o, &wide) || wide < INT32_MIN || wide > INT32_MAX)
-        return false;
-    *v = (int32_t)wide;
-    return true;
-}
-
-/* str -> span (checked UTF-8), nil -> absent; other types fail. */
-static enum proto_status to_string(const msgpack_object *o, struct span *out, const char *what,
-                                   struct proto_error *err)
-{
-    if (o->type == MSGPACK_OBJECT_NIL) {
-        *out = SPAN_NONE;
-        return PROTO_OK;
-    }
-    if (o->type != MSGPACK_OBJECT_STR)
-        return proto_fail(err, PROTO_ERR_TYPE, what);
-    if (!utf8_is_valid(o->via.str.ptr, o->via.str.size))
-        return proto_fail(err, PROTO_ERR_UTF8, "string is not valid UTF-8");
-    /* msgpack-c may leave ptr NULL for a zero-length str: present but empty. */
-    *out = o->via.str.size ? span_make(o->via.str.ptr, o->via.str.size) : span_make("", 0);
-    return PROTO_OK;
-}
-
-static enum proto_status read_string(struct reader *r, struct span *out, const char *what,
+static enum proto_status read_string(struct msgpack_array *r, struct span *out, const char *what,
                                      struct proto_error *err)
 {
     const msgpack_object *o;
-    enum proto_status st = next_element(r, &o, NULL, what, err);
-    return st == PROTO_OK ? to_string(o, out, what, err) : st;
+    enum proto_status st = msgpack_array_next(r, &o, NULL, what, err);
+    return st == PROTO_OK ? msgpack_object_to_string(o, out, what, err) : st;
 }
 
 /* A string that may not be nil (ids, user ids, group names of joins). */
-static enum proto_status read_required_string(struct reader *r, struct span *out, const char *what,
+static enum proto_status read_required_string(struct msgpack_array *r, struct span *out, const char *what,
                                               struct proto_error *err)
 {
     enum proto_status st = read_string(r, out, what, err);
@@ -245,31 +158,31 @@ static enum proto_status read_required_string(struct reader *r, struct span *out
     return st;
 }
 
-static enum proto_status read_i32(struct reader *r, int32_t *v, const char *what,
+static enum proto_status read_i32(struct msgpack_array *r, int32_t *v, const char *what,
                                   struct proto_error *err)
 {
     const msgpack_object *o;
-    enum proto_status st = next_element(r, &o, NULL, what, err);
-    if (st == PROTO_OK && !to_i32(o, v))
+    enum proto_status st = msgpack_array_next(r, &o, NULL, what, err);
+    if (st == PROTO_OK && !msgpack_object_to_i32(o, v))
         return proto_fail(err, PROTO_ERR_TYPE, what);
     return st;
 }
 
-static enum proto_status read_i64(struct reader *r, int64_t *v, const char *what,
+static enum proto_status read_i64(struct msgpack_array *r, int64_t *v, const char *what,
                                   struct proto_error *err)
 {
     const msgpack_object *o;
-    enum proto_status st = next_element(r, &o, NULL, what, err);
-    if (st == PROTO_OK && !to_i64(o, v))
+    enum proto_status st = msgpack_array_next(r, &o, NULL, what, err);
+    if (st == PROTO_OK && !msgpack_object_to_i64(o, v))
         return proto_fail(err, PROTO_ERR_TYPE, what);
     return st;
 }
 
-static enum proto_status read_bin(struct reader *r, struct span *out, const char *what,
+static enum proto_status read_bin(struct msgpack_array *r, struct span *out, const char *what,
                                   struct proto_error *err)
 {
     const msgpack_object *o;
-    enum proto_status st = next_element(r, &o, NULL, what, err);
+    enum proto_status st = msgpack_array_next(r, &o, NULL, what, err);
     if (st != PROTO_OK)
         return st;
     if (o->type != MSGPACK_OBJECT_BIN)
@@ -284,7 +197,7 @@ static enum proto_status check_strings(const msgpack_object *items, uint32_t n, 
 {
     for (uint32_t i = 0; i < n; i++) {
         struct span ignored;
-        enum proto_status st = to_string(&items[i], &ignored, what, err);
+        enum proto_status st = msgpack_object_to_string(&items[i], &ignored, what, err);
         if (st != PROTO_OK)
             return st;
     }
@@ -292,12 +205,12 @@ static enum proto_status check_strings(const msgpack_object *items, uint32_t n, 
 }
 
 /* A list element: an array of strings (nil = empty list, kept absent). */
-static enum proto_status read_string_list(struct reader *r, struct svc_list *out, const char *what,
+static enum proto_status read_string_list(struct msgpack_array *r, struct svc_list *out, const char *what,
                                           struct proto_error *err)
 {
     const msgpack_object *o;
     struct span raw;
-    enum proto_status st = next_element(r, &o, &raw, what, err);
+    enum proto_status st = msgpack_array_next(r, &o, &raw, what, err);
     if (st != PROTO_OK)
         return st;
     *out = (struct svc_list){ SPAN_NONE, 0, SVC_LIST_STRINGS, false };
@@ -312,12 +225,12 @@ static enum proto_status read_string_list(struct reader *r, struct svc_list *out
 }
 
 /* A map whose keys are non-nil strings and whose values are checked per kind. */
-static enum proto_status read_map(struct reader *r, struct svc_list *out, enum svc_list_kind kind,
+static enum proto_status read_map(struct msgpack_array *r, struct svc_list *out, enum svc_list_kind kind,
                                   bool nil_is_empty, const char *what, struct proto_error *err)
 {
     const msgpack_object *o;
     struct span raw;
-    enum proto_status st = next_element(r, &o, &raw, what, err);
+    enum proto_status st = msgpack_array_next(r, &o, &raw, what, err);
     if (st != PROTO_OK)
         return st;
     *out = (struct svc_list){ SPAN_NONE, 0, kind, false };
@@ -328,7 +241,7 @@ static enum proto_status read_map(struct reader *r, struct svc_list *out, enum s
     for (uint32_t i = 0; i < o->via.map.size; i++) {
         const msgpack_object_kv *kv = &o->via.map.ptr[i];
         struct span key;
-        st = to_string(&kv->key, &key, what, err);
+        st = msgpack_object_to_string(&kv->key, &key, what, err);
         if (st != PROTO_OK)
             return st;
         if (!key.ptr)
@@ -339,7 +252,7 @@ static enum proto_status read_map(struct reader *r, struct svc_list *out, enum s
                 return proto_fail(err, PROTO_ERR_TYPE, "payload must be binary");
             break;
         case SVC_LIST_CLAIMS:
-            st = to_string(&kv->val, &key, what, err);
+            st = msgpack_object_to_string(&kv->val, &key, what, err);
             break;
         case SVC_LIST_HEADERS:
             if (kv->val.type != MSGPACK_OBJECT_ARRAY)
@@ -356,7 +269,7 @@ static enum proto_status read_map(struct reader *r, struct svc_list *out, enum s
     return PROTO_OK;
 }
 
-static enum proto_status read_payloads(struct reader *r, struct svc_list *out, struct proto_error *err)
+static enum proto_status read_payloads(struct msgpack_array *r, struct svc_list *out, struct proto_error *err)
 {
     return read_map(r, out, SVC_LIST_PAYLOADS, false, "payloads must be a map of protocol -> bin", err);
 }
@@ -365,7 +278,7 @@ static enum proto_status ext_entry(const msgpack_object_kv *kv, struct svc_ext *
                                    struct proto_error *err)
 {
     int64_t key;
-    if (!to_i64(&kv->key, &key))
+    if (!msgpack_object_to_i64(&kv->key, &key))
         return proto_fail(err, PROTO_ERR_TYPE, "extension keys must be integers");
     const msgpack_object *v = &kv->val;
     switch (key) {
@@ -376,16 +289,16 @@ static enum proto_status ext_entry(const msgpack_object_kv *kv, struct svc_ext *
         ext->tracing_id = v->via.u64;
         return PROTO_OK;
     case 2:
-        if (!to_i32(v, &ext->ttl))
+        if (!msgpack_object_to_i32(v, &ext->ttl))
             return proto_fail(err, PROTO_ERR_TYPE, "ttl must be an Int32");
         ext->has_ttl = true;
         return PROTO_OK;
     case 3:
-        return to_string(v, &ext->protocol, "protocol must be a string", err);
+        return msgpack_object_to_string(v, &ext->protocol, "protocol must be a string", err);
     case 4:
-        return to_string(v, &ext->filter, "filter must be a string", err);
+        return msgpack_object_to_string(v, &ext->filter, "filter must be a string", err);
     case 5:
-        if (!to_i32(v, &ext->data_type))
+        if (!msgpack_object_to_i32(v, &ext->data_type))
             return proto_fail(err, PROTO_ERR_TYPE, "data message type must be an Int32");
         return PROTO_OK;
     case 6:
@@ -400,12 +313,12 @@ static enum proto_status ext_entry(const msgpack_object_kv *kv, struct svc_ext *
 }
 
 /* The optional ext element: absent or nil means empty. */
-static enum proto_status read_ext(struct reader *r, struct svc_msg *m, struct proto_error *err)
+static enum proto_status read_ext(struct msgpack_array *r, struct svc_msg *m, struct proto_error *err)
 {
-    if (!has_more(r))
+    if (!msgpack_array_has_more(r))
         return PROTO_OK;
     const msgpack_object *o;
-    enum proto_status st = next_element(r, &o, NULL, "missing ext", err);
+    enum proto_status st = msgpack_array_next(r, &o, NULL, "missing ext", err);
     if (st != PROTO_OK)
         return st;
     m->has_ext = true;
@@ -418,21 +331,21 @@ static enum proto_status read_ext(struct reader *r, struct svc_msg *m, struct pr
     return st;
 }
 
-static enum proto_status decode_handshake_request(struct reader *r, struct svc_msg *m,
+static enum proto_status decode_handshake_request(struct msgpack_array *r, struct svc_msg *m,
                                                   struct proto_error *err)
 {
     const msgpack_object *o;
     enum proto_status st = read_i32(r, &m->version, "handshake version must be an Int32", err);
-    if (st == PROTO_OK && has_more(r))
+    if (st == PROTO_OK && msgpack_array_has_more(r))
         st = read_i32(r, &m->conn_type, "connection type must be an Int32", err);
-    if (st == PROTO_OK && has_more(r))
+    if (st == PROTO_OK && msgpack_array_has_more(r))
         st = read_string(r, &m->target, "target must be a string", err);
-    if (st == PROTO_OK && has_more(r))
+    if (st == PROTO_OK && msgpack_array_has_more(r))
         st = read_i32(r, &m->migration_level, "migration level must be an Int32", err);
     if (st == PROTO_OK)
         st = read_ext(r, m, err);
-    if (st == PROTO_OK && has_more(r)) {
-        st = next_element(r, &o, NULL, "", err);
+    if (st == PROTO_OK && msgpack_array_has_more(r)) {
+        st = msgpack_array_next(r, &o, NULL, "", err);
         if (st == PROTO_OK && o->type != MSGPACK_OBJECT_BOOLEAN)
             return proto_fail(err, PROTO_ERR_TYPE, "allowStatefulReconnects must be a boolean");
         if (st == PROTO_OK)
@@ -441,23 +354,23 @@ static enum proto_status decode_handshake_request(struct reader *r, struct svc_m
     return st;
 }
 
-static enum proto_status decode_handshake_response(struct reader *r, struct svc_msg *m,
+static enum proto_status decode_handshake_response(struct msgpack_array *r, struct svc_msg *m,
                                                    struct proto_error *err)
 {
     enum proto_status st = read_string(r, &m->error, "handshake error must be a string", err);
     if (st == PROTO_OK)
         st = read_ext(r, m, err);
-    if (st == PROTO_OK && has_more(r))
+    if (st == PROTO_OK && msgpack_array_has_more(r))
         st = read_string(r, &m->connection_id, "connection id must be a string", err);
     return st;
 }
 
 /* [3, s...]: the strings stay where they are, as a bare list. */
-static enum proto_status decode_ping(struct reader *r, struct svc_msg *m, struct proto_error *err)
+static enum proto_status decode_ping(struct msgpack_array *r, struct svc_msg *m, struct proto_error *err)
 {
     size_t start = r->pos;
     uint32_t n = 0;
-    while (has_more(r)) {
+    while (msgpack_array_has_more(r)) {
         struct span s;
         enum proto_status st = read_string(r, &s, "ping values must be strings", err);
         if (st != PROTO_OK)
@@ -471,7 +384,7 @@ static enum proto_status decode_ping(struct reader *r, struct svc_msg *m, struct
 #define CONN_ID_WHAT "connection id must be a non-nil string"
 #define GROUP_WHAT "group name must be a string"
 
-static enum proto_status decode_open_connection(struct reader *r, struct svc_msg *m,
+static enum proto_status decode_open_connection(struct msgpack_array *r, struct svc_msg *m,
                                                 struct proto_error *err)
 {
     enum proto_status st = read_required_string(r, &m->connection_id, CONN_ID_WHAT, err);
@@ -486,20 +399,20 @@ static enum proto_status decode_open_connection(struct reader *r, struct svc_msg
     return st;
 }
 
-static enum proto_status decode_close_connection(struct reader *r, struct svc_msg *m,
+static enum proto_status decode_close_connection(struct msgpack_array *r, struct svc_msg *m,
                                                  struct proto_error *err)
 {
     enum proto_status st = read_required_string(r, &m->connection_id, CONN_ID_WHAT, err);
-    if (st == PROTO_OK && has_more(r))
+    if (st == PROTO_OK && msgpack_array_has_more(r))
         st = read_string(r, &m->error, "close error must be a string", err);
-    if (st == PROTO_OK && has_more(r))
+    if (st == PROTO_OK && msgpack_array_has_more(r))
         st = read_map(r, &m->headers, SVC_LIST_HEADERS, true, "headers must be a map of str -> [str]", err);
     if (st == PROTO_OK)
         st = read_ext(r, m, err);
     return st;
 }
 
-static enum proto_status decode_connection_data(struct reader *r, struct svc_msg *m,
+static enum proto_status decode_connection_data(struct msgpack_array *r, struct svc_msg *m,
                                                 struct proto_error *err)
 {
     enum proto_status st = read_required_string(r, &m->connection_id, CONN_ID_WHAT, err);
@@ -511,7 +424,7 @@ static enum proto_status decode_connection_data(struct reader *r, struct svc_msg
 }
 
 /* 7, 9, 10, 14: [type, [str], payloads, ext] */
-static enum proto_status decode_list_send(struct reader *r, struct svc_msg *m, struct proto_error *err)
+static enum proto_status decode_list_send(struct msgpack_array *r, struct svc_msg *m, struct proto_error *err)
 {
     enum proto_status st = read_string_list(r, &m->ids, "id list must be an array of strings", err);
     if (st == PROTO_OK)
@@ -521,7 +434,7 @@ static enum proto_status decode_list_send(struct reader *r, struct svc_msg *m, s
     return st;
 }
 
-static enum proto_status decode_user_data(struct reader *r, struct svc_msg *m, struct proto_error *err)
+static enum proto_status decode_user_data(struct msgpack_array *r, struct svc_msg *m, struct proto_error *err)
 {
     enum proto_status st = read_required_string(r, &m->user_id, "user id must be a non-nil string", err);
     if (st == PROTO_OK)
@@ -531,7 +444,7 @@ static enum proto_status decode_user_data(struct reader *r, struct svc_msg *m, s
     return st;
 }
 
-static enum proto_status decode_group_broadcast(struct reader *r, struct svc_msg *m,
+static enum proto_status decode_group_broadcast(struct msgpack_array *r, struct svc_msg *m,
                                                 struct proto_error *err)
 {
     enum proto_status st = read_required_string(r, &m->group, GROUP_WHAT, err);
@@ -541,15 +454,15 @@ static enum proto_status decode_group_broadcast(struct reader *r, struct svc_msg
         st = read_payloads(r, &m->payloads, err);
     if (st == PROTO_OK)
         st = read_ext(r, m, err);
-    if (st == PROTO_OK && has_more(r))
+    if (st == PROTO_OK && msgpack_array_has_more(r))
         st = read_string_list(r, &m->excluded_users, "excluded users must be an array of strings", err);
-    if (st == PROTO_OK && has_more(r))
+    if (st == PROTO_OK && msgpack_array_has_more(r))
         st = read_string(r, &m->caller_user_id, "caller user id must be a string", err);
     return st;
 }
 
 /* 11, 12, 18, 19: [type, connId, group, (ackId,) ext]; 12 and 19 allow a nil group. */
-static enum proto_status decode_group_op(struct reader *r, struct svc_msg *m, struct proto_error *err)
+static enum proto_status decode_group_op(struct msgpack_array *r, struct svc_msg *m, struct proto_error *err)
 {
     bool nil_group = m->type == SVC_LEAVE_GROUP || m->type == SVC_LEAVE_GROUP_WITH_ACK;
     bool with_ack = m->type == SVC_JOIN_GROUP_WITH_ACK || m->type == SVC_LEAVE_GROUP_WITH_ACK;
@@ -564,18 +477,18 @@ static enum proto_status decode_group_op(struct reader *r, struct svc_msg *m, st
     return st;
 }
 
-static enum proto_status decode_ack(struct reader *r, struct svc_msg *m, struct proto_error *err)
+static enum proto_status decode_ack(struct msgpack_array *r, struct svc_msg *m, struct proto_error *err)
 {
     enum proto_status st = read_i64(r, &m->ack_id, "ack id must be an integer", err);
     if (st == PROTO_OK)
         st = read_i32(r, &m->ack_status, "ack status must be an Int32", err);
-    if (st == PROTO_OK && has_more(r))
+    if (st == PROTO_OK && msgpack_array_has_more(r))
         st = read_string(r, &m->ack_message, "ack message must be a string", err);
     if (st == PROTO_OK)
         st = read_ext(r, m, err);
-    if (st == PROTO_OK && has_more(r)) {
+    if (st == PROTO_OK && msgpack_array_has_more(r)) {
         const msgpack_object *o;
-        st = next_element(r, &o, NULL, "", err);
+        st = msgpack_array_next(r, &o, NULL, "", err);
         if (st == PROTO_OK && o->type == MSGPACK_OBJECT_BIN)
             m->payload = o->via.bin.size ? span_make(o->via.bin.ptr, o->via.bin.size) : span_make("", 0);
         else if (st == PROTO_OK && o->type != MSGPACK_OBJECT_NIL)
@@ -585,7 +498,7 @@ static enum proto_status decode_ack(struct reader *r, struct svc_msg *m, struct 
 }
 
 /* 34, 35, 36: [type, invocationId, connId, callerServerId, ...] */
-static enum proto_status decode_client_result(struct reader *r, struct svc_msg *m,
+static enum proto_status decode_client_result(struct msgpack_array *r, struct svc_msg *m,
                                               struct proto_error *err)
 {
     enum proto_status st = read_required_string(r, &m->invocation_id, "invocation id must be a string", err);
@@ -609,7 +522,7 @@ static enum proto_status decode_client_result(struct reader *r, struct svc_msg *
     return st;
 }
 
-static enum proto_status decode_elements(struct reader *r, struct svc_msg *m, struct proto_error *err)
+static enum proto_status decode_elements(struct msgpack_array *r, struct svc_msg *m, struct proto_error *err)
 {
     int32_t type;
     enum proto_status st = read_i32(r, &type, "message type must be an Int32", err);
@@ -649,22 +562,13 @@ enum proto_status svc_msg_decode(const char *body, size_t len, struct svc_msg *o
     memset(out, 0, sizeof(*out));
     if (len == 0)
         return proto_fail(err, PROTO_ERR_SYNTAX, "empty service message");
-    /* Hostile counts and depth are refused before msgpack-c allocates. */
-    size_t value_len;
-    enum proto_status st = msgpack_check_value(body, len, MSGPACK_MAX_DEPTH, &value_len, err);
+    struct msgpack_array r;
+    enum proto_status st = msgpack_array_open(&r, body, len, MSGPACK_MAX_DEPTH, "service message is not a MessagePack array", err);
     if (st != PROTO_OK)
         return st;
-    if (value_len != len)
-        return proto_fail(err, PROTO_ERR_SYNTAX, "unexpected bytes after the message array");
-
-    struct reader r = { .body = body, .len = len };
-    if (!read_array_header((const unsigned char *)body, len, &r.count, &r.pos))
-        return proto_fail(err, PROTO_ERR_TYPE, "service message is not a MessagePack array");
-    if (!msgpack_zone_init(&r.zone, READER_ZONE_CHUNK))
-        return proto_fail(err, PROTO_ERR_NOMEM, "out of memory unpacking MessagePack");
     out->elements = r.count;
     st = decode_elements(&r, out, err);
-    msgpack_zone_destroy(&r.zone);
+    msgpack_array_close(&r);
     if (st != PROTO_OK)
         memset(out, 0, sizeof(*out)); /* no half-decoded message */
     return st;
