@@ -426,9 +426,9 @@ static int link_receive(struct backend_link *link, struct lws *wsi, const void *
     if (!whole) {
         if (fault == WSMSG_MORE)
             return 0;
-        link_report_closed(link, fault == WSMSG_TOO_LARGE
-                                     ? "the backend sent a message larger than the relay's --max-message-size"
-                                     : "the relay ran out of memory for a message from the backend");
+        link_report_closed(link, fault == WSMSG_TOO_LARGE ? "the backend sent a message larger than the relay's --max-message-size"
+                                 : fault == WSMSG_BAD_UTF8 ? "the backend sent a text message that is not valid UTF-8"
+                                                           : "the relay ran out of memory for a message from the backend");
         return -1;
     }
     link->conn.loop->stats.messages_to_clients++;

@@ -385,6 +385,10 @@ int core_session_receive(struct core_session *s, const void *in, size_t len)
     struct wsmsg *whole = wsmsg_receive(&s->rx_partial, s->wsi, in, len, s->loop, "Core session", &fault);
     if (whole) {
         handle_client_message(s, whole);
+    } else if (fault == WSMSG_BAD_UTF8) {
+        /* The client broke the WebSocket protocol: it gets what Kestrel gives it, close
+         * 1007 and no invitation to reconnect. */
+        return wsmsg_close_invalid_payload(s->wsi);
     } else if (fault != WSMSG_MORE && s->state == CORE_OPEN) {
         /* allowReconnect as ASP.NET Core sends it when a message exceeds its own limit. */
         close_with_error(s, fault == WSMSG_TOO_LARGE

@@ -547,6 +547,8 @@ int legacy_session_receive(struct legacy_session *s, const void *in, size_t len)
     enum wsmsg_fault fault;
     struct wsmsg *whole = wsmsg_receive(&s->rx_partial, s->wsi, in, len, s->loop, "legacy session", &fault);
     if (!whole) {
+        if (fault == WSMSG_BAD_UTF8)
+            return wsmsg_close_invalid_payload(s->wsi); /* as the original's WebSocket would: 1007 */
         if (fault != WSMSG_MORE)
             session_end(s, fault == WSMSG_TOO_LARGE ? "The message exceeded the relay's maximum message size."
                                                     : OUT_OF_MEMORY_TEXT);

@@ -1,6 +1,8 @@
 /* wsmsg.c - whole WebSocket messages: receiving, queueing and writing them (see wsmsg.h). */
 #include "relay/wsmsg.h"
 
+#include "containers/span.h"
+
 #include <libwebsockets.h>
 #include <stdlib.h>
 #include <string.h>
@@ -151,6 +153,13 @@ struct wsmsg *wsmsg_receive(struct wsmsg **partial, struct lws *wsi, const void 
         return NULL;
     struct wsmsg *whole = *partial;
     *partial = NULL;
+    if (!whole->binary && !utf8_is_valid((const char *)whole->payload, whole->len)) {
+        wsmsg_free(whole);
+        loop->stats.protocol_errors++;
+        log_warn("%s: a text message that is not valid UTF-8; closing", who);
+        *fault = WSMSG_BAD_UTF8;
+        return NULL;
+    }
     return whole;
 nomem:
     wsmsg_free(*partial);
@@ -159,6 +168,13 @@ nomem:
     log_warn("%s: out of memory for a message (%zu bytes so far); closing", who, len);
     *fault = WSMSG_NOMEM;
     return NULL;
+}
+
+int wsmsg_close_invalid_payload(struct lws *wsi)
+{
+    static const char reason[] = "invalid UTF-8 in a text message";
+    lws_close_reason(wsi, LWS_CLOSE_STATUS_INVALID_PAYLOAD, (unsigned char *)reason, sizeof reason - 1);
+    return -1;
 }
 
 void wsmsg_pause_reading(struct lws *wsi, bool *paused, struct loop *loop)

@@ -44,6 +44,8 @@ enum wsmsg_fault {
     WSMSG_MORE,      /* no fault: the message is not complete yet */
     WSMSG_TOO_LARGE, /* over --max-message-size: counted as a protocol error */
     WSMSG_NOMEM,     /* out of memory: counted in out_of_memory_closes */
+    WSMSG_BAD_UTF8,  /* a text message that is not UTF-8 (RFC 6455 §8.1): counted as a
+                        protocol error; a server closes with 1007 */
 };
 
 /* The one receive path of every WebSocket the relay reads (client sessions
@@ -57,6 +59,11 @@ enum wsmsg_fault {
  * closes its connection with a reason (docs/ARCHITECTURE.md, out of memory). */
 struct wsmsg *wsmsg_receive(struct wsmsg **partial, struct lws *wsi, const void *in, size_t len, struct loop *loop,
                             const char *who, enum wsmsg_fault *fault);
+
+/* Ends a client WebSocket that sent a text message that is not UTF-8: close
+ * 1007 (invalid payload data), as RFC 6455 asks of the receiving side. The
+ * RECEIVE callback returns what this returns (-1: lws closes it). */
+int wsmsg_close_invalid_payload(struct lws *wsi);
 
 /* Flow control on the reading side: stops reading wsi (counted in
  * flow_control_pauses) / reads it again; *paused remembers which. wsi may be
