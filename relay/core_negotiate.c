@@ -14,9 +14,33 @@
 #include "relay/log.h"
 #include "protocol/negotiate.h"
 
+static void set_text_reply(struct negotiation *n, unsigned status, const char *text);
+
+/* The backend has not answered the negotiate in --backend-timeout: the client
+ * gets 504 naming the hub rather than a connection closed without a word. */
+static void backend_too_slow(struct negotiation *n)
+{
+    backend_negotiate_cancel(n->request);
+    n->request = NULL;
+    n->table->loop->stats.backend_failures++;
+    char text[512];
+    snprintf(text, sizeof text, "The backend hub '%s' did not answer the negotiate within %u s.", n->hub->name,
+             n->table->loop->cfg->backend_timeout_ms / 1000);
+    log_warn("negotiate: %s", text);
+    set_text_reply(n, 504, text);
+    if (n->http_wsi)
+        http_answer_ready(n->http_wsi);
+}
+
+/* One timer, two deadlines: while the backend's answer is awaited, the
+ * backend timeout; once the token is in the table, its expiry. */
 static void negotiation_expired(struct timer_entry *e)
 {
     struct negotiation *n = list_container_of(e, struct negotiation, expiry);
+    if (n->request) {
+        backend_too_slow(n);
+        return;
+    }
     log_debug("negotiate: token for hub %s expired unused", n->hub->name);
     if (n->http_wsi) { /* its answer could not be written all this time: let that request go too */
         lws_set_opaque_user_data(n->http_wsi, NULL);
@@ -108,6 +132,7 @@ static void backend_negotiated(void *owner, unsigned status, const char *body, s
 {
     struct negotiation *n = owner;
     n->request = NULL;
+    timer_cancel(&n->expiry); /* the backend timeout; a token's expiry is armed below */
     if (status == 0) {
         n->table->loop->stats.backend_failures++;
         log_warn("negotiate: backend for hub %s unreachable: %s", n->hub->name, error);
@@ -174,6 +199,7 @@ int core_negotiate_begin(struct core_negotiations *table, struct lws *wsi, const
     }
     lws_set_opaque_user_data(wsi, n);
     http_answer_later(wsi);
+    loop_timer_schedule(table->loop, &n->expiry, clock_now_ms() + cfg->backend_timeout_ms);
     return 0;
 }
 
