@@ -76,24 +76,34 @@ static bool mint_connection_id(char out[37])
     return true;
 }
 
-/* Steps 7-8 of the original dispatch: the token is present and ours. */
-static int verify_token(struct legacy_table *t, struct lws *wsi, struct conn_token_claims *claims, bool respond)
+/* Steps 7-8 of the original dispatch: the token is present and ours. True
+ * when it is: claims are filled and the caller frees them. False when the
+ * request has been answered (400) instead: *rc is then what the lws callback
+ * returns, and there are no claims to free. */
+static bool verify_token(struct legacy_table *t, struct lws *wsi, struct conn_token_claims *claims, bool respond,
+                         int *rc)
 {
+    static const char missing[] = "Protocol error: Missing connection token.";
+    static const char malformed[] = "The ConnectionId is in the incorrect format.";
     char token[CONN_TOKEN_MAX_CHARS + 1];
     int n = http_query_arg(wsi, "connectionToken", token, sizeof token);
+    const char *refusal = NULL;
     if (n <= 0) {
-        if (respond)
-            return respond_text(t, wsi, 400, "Protocol error: Missing connection token.");
-        return http_refuse_upgrade(t->loop->cfg, wsi, 400, "Protocol error: Missing connection token.");
+        refusal = missing;
+    } else {
+        conn_token_claims_init(claims);
+        if (conn_token_verify(&t->token_key, span_make(token, (size_t)n), claims, NULL) != PROTO_OK) {
+            conn_token_claims_free(claims);
+            refusal = malformed;
+        }
     }
-    conn_token_claims_init(claims);
-    if (conn_token_verify(&t->token_key, span_make(token, (size_t)n), claims, NULL) != PROTO_OK) {
-        static const char text[] = "The ConnectionId is in the incorrect format.";
-        if (respond)
-            return respond_text(t, wsi, 400, text);
-        return http_refuse_upgrade(t->loop->cfg, wsi, 400, text);
-    }
-    return 0;
+    if (!refusal)
+        return true;
+    if (respond)
+        *rc = respond_text(t, wsi, 400, refusal);
+    else
+        *rc = http_refuse_upgrade(t->loop->cfg, wsi, 400, refusal);
+    return false;
 }
 
 static void claims_connection_id(const struct conn_token_claims *claims, char out[40])
@@ -200,9 +210,13 @@ int legacy_http(struct legacy_table *t, struct lws *wsi, const char *suffix)
     if (transport == TRANSPORT_UNKNOWN)
         return respond_text(t, wsi, 400, "Protocol error: Unknown transport.");
     struct conn_token_claims claims;
-    int rc = verify_token(t, wsi, &claims, true);
-    if (rc != 0 || lws_get_opaque_user_data(wsi))
+    int rc = 0;
+    if (!verify_token(t, wsi, &claims, true, &rc))
         return rc;
+    if (lws_get_opaque_user_data(wsi)) {
+        conn_token_claims_free(&claims);
+        return 0;
+    }
     if (suffix_is(suffix, "start"))
         rc = start(t, wsi, &claims);
     else if (suffix_is(suffix, "abort"))
@@ -226,8 +240,8 @@ int legacy_confirm_upgrade(struct legacy_table *t, struct lws *wsi, const char *
         return http_refuse_upgrade(t->loop->cfg, wsi, 400, text);
     }
     struct conn_token_claims claims;
-    int rc = verify_token(t, wsi, &claims, false);
-    if (rc != 0)
+    int rc = 0;
+    if (!verify_token(t, wsi, &claims, false, &rc))
         return rc;
     char id[40];
     claims_connection_id(&claims, id);

@@ -3,14 +3,20 @@
 #
 # Debian packages: compiler, CMake, pkg-config, libwebsockets, OpenSSL, cJSON, msgpack-c,
 # clang + its runtime (libFuzzer, sanitizers), libev + lws' libev plugin (the relay's event loop),
-# nginx-light and valgrind (scripts/bench). Idempotent: a second run installs nothing.
+# c-ares (its asynchronous DNS resolver), nginx-light and valgrind (scripts/bench); with
+# SR_WITH_BROWSER=1 chromium, with SR_WITH_MONO=1 mono-devel (tests/legacy-ref).
+# Idempotent: a second run installs nothing.
 # The .NET SDK and Node.js are expected on the machine (they are on ours and CI's); this
 # script says so clearly if they are not.
 set -euo pipefail
 
 packages=(build-essential cmake pkg-config libwebsockets-dev libssl-dev libcjson-dev libmsgpack-dev
-          clang libclang-rt-14-dev python3 curl nginx-light valgrind libev-dev libwebsockets-evlib-ev)
+          clang libclang-rt-14-dev python3 curl nginx-light valgrind libev-dev libwebsockets-evlib-ev
+          libc-ares-dev)
 [ "${SR_WITH_BROWSER:-0}" = 1 ] && packages+=(chromium)
+# tests/legacy-ref (the real ASP.NET SignalR 2.4.1 server on Mono) needs Mono's runtime and C#
+# compiler: a large install (mono-devel alone is ~115 MB), so only on request.
+[ "${SR_WITH_MONO:-0}" = 1 ] && packages+=(mono-devel)
 
 missing=()
 for p in "${packages[@]}"; do

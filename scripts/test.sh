@@ -8,7 +8,9 @@
 #   4. interop   release build; real SignalR clients straight to the ASP.NET Core backend in
 #                tests/backend, then the same suites through the relay (scripts/interop.sh); then
 #                the relay's own behaviour: timeouts, backend loss, limits, flow control, CORS,
-#                metrics, many connections, shutdown (scripts/relay-tests.sh, tests/relay)
+#                metrics, many connections, shutdown (scripts/relay-tests.sh, tests/relay); then
+#                the real ASP.NET SignalR 2.4.1 server on Mono answers the legacy reference checks
+#                (tests/legacy-ref/run-tests.sh)
 #   5. bench     a short smoke run of the benchmark programs and of scripts/bench --quick, so they
 #                never rot (not pass/fail on speed)
 # Environment: FUZZ_SECONDS, SKIP_FUZZ=1, SKIP_INTEROP=1 (for quick local loops; CI sets neither).
@@ -65,6 +67,8 @@ interop() {
   local status=0
   "$root/scripts/interop.sh" || status=1
   "$root/scripts/relay-tests.sh" || status=1
+  # the real ASP.NET SignalR 2.4.1 server on Mono, the reference the legacy side is judged by
+  "$root/tests/legacy-ref/run-tests.sh" || status=1
   return $status
 }
 
@@ -78,7 +82,7 @@ bench_smoke() {
   rm -f "$log"
 }
 
-stage deps scripts/install-deps.sh
+stage deps env SR_WITH_MONO=1 scripts/install-deps.sh
 stage unit unit_tests
 [ "${SKIP_FUZZ:-0}" = 1 ] || stage fuzz fuzz_smoke
 [ "${SKIP_INTEROP:-0}" = 1 ] || stage interop interop

@@ -62,15 +62,30 @@ public sealed class LegacyClient : IAsyncDisposable
         ["ChatHub"] = new[] { "welcome", "broadcast", "groupMessage" },
     };
 
-    // Connects over WebSockets and waits for ChatHub's welcome push (when ChatHub is a proxy).
+    // The transport every connection uses: SIGNALR_LEGACY_TRANSPORT = webSockets (default),
+    // serverSentEvents, longPolling, or auto (the client's own choice, WebSockets first with
+    // fallback; any transport is then accepted).
+    public static readonly string TransportName = Environment.GetEnvironmentVariable("SIGNALR_LEGACY_TRANSPORT") is { Length: > 0 } t ? t : "webSockets";
+
+    private static IClientTransport NewTransport() => TransportName.ToLowerInvariant() switch
+    {
+        "websockets" => new WebSocketTransport(),
+        "serversentevents" => new ServerSentEventsTransport(),
+        "longpolling" => new LongPollingTransport(),
+        "auto" => new AutoTransport(new Microsoft.AspNet.SignalR.Client.Http.DefaultHttpClient()),
+        _ => throw new CheckFailed($"SIGNALR_LEGACY_TRANSPORT={TransportName}: expected webSockets, serverSentEvents, longPolling or auto"),
+    };
+
+    // Connects over the chosen transport and waits for ChatHub's welcome push (when ChatHub is a proxy).
     public static async Task<LegacyClient> Connect(string url, IReadOnlyDictionary<string, string[]>? hubs = null)
     {
         var client = new LegacyClient(url, hubs ?? ChatEvents);
         try
         {
-            await client.Connection.Start(new WebSocketTransport()).WaitAsync(Timeout);
+            await client.Connection.Start(NewTransport()).WaitAsync(Timeout);
             Check.Equal(ConnectionState.Connected, client.Connection.State, "state after Start");
-            Check.Equal("webSockets", client.Connection.Transport?.Name, "transport");
+            if (!TransportName.Equals("auto", StringComparison.OrdinalIgnoreCase))
+                Check.Equal(TransportName.ToLowerInvariant(), client.Connection.Transport?.Name.ToLowerInvariant(), "transport");
             if (client._proxies.ContainsKey("ChatHub"))
             {
                 var welcome = await client.WaitForEvents("ChatHub", "welcome", 1);

@@ -1,8 +1,11 @@
 // Runs the legacy scenarios with the stock ASP.NET SignalR 2.x .NET client
-// (Microsoft.AspNet.SignalR.Client 2.4.2, WebSockets) against SIGNALR_LEGACY_URL, one line per
-// scenario, then "N passed, M failed"; exit code 1 if anything failed or nothing ran.
+// (Microsoft.AspNet.SignalR.Client 2.4.2, WebSockets by default) against SIGNALR_LEGACY_URL, one
+// line per scenario, then "N passed, M failed"; exit code 1 if anything failed or nothing ran.
 //   SIGNALR_LEGACY_URL    the legacy endpoint, e.g. http://127.0.0.1:8080/signalr (required)
 //   SIGNALR_LEGACY_ONLY   optional substring: run only scenarios whose name contains it
+//   SIGNALR_LEGACY_TRANSPORT  webSockets (default) | serverSentEvents | longPolling | auto
+//   SIGNALR_LEGACY_SERVER=reference  the server is the real 2.x server (tests/legacy-ref):
+//                         hub connection ids are the legacy GUID, shared by all hubs
 //   SIGNALR_LEGACY_TRACE=1  the client's own trace (all levels) on stderr
 using System.Diagnostics;
 using SignalrRelay.LegacyDotnet;
@@ -19,7 +22,7 @@ var scenarios = new Scenarios(url).All()
     .Where(s => only is null || s.Name.Contains(only, StringComparison.OrdinalIgnoreCase))
     .ToList();
 
-Console.WriteLine($"legacy .NET client (Microsoft.AspNet.SignalR.Client {typeof(Microsoft.AspNet.SignalR.Client.HubConnection).Assembly.GetName().Version}) against {url}");
+Console.WriteLine($"legacy .NET client (Microsoft.AspNet.SignalR.Client {typeof(Microsoft.AspNet.SignalR.Client.HubConnection).Assembly.GetName().Version}, {LegacyClient.TransportName}) against {url}");
 
 // Something must answer a negotiate before any scenario is worth a try; if nothing does, every
 // scenario fails at once with the reason instead of each waiting for its own timeout.

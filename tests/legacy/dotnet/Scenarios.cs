@@ -10,8 +10,17 @@ namespace SignalrRelay.LegacyDotnet;
 
 public sealed class Scenarios
 {
-    // A Core connection id as ASP.NET Core mints them (the backend's Context.ConnectionId).
-    private const string CoreConnectionId = "^[A-Za-z0-9_-]{22}$";
+    // SIGNALR_LEGACY_SERVER=reference: the server is the real ASP.NET SignalR 2.x server
+    // (tests/legacy-ref) rather than the relay in front of the Core backend. Its hubs run on the
+    // legacy connection itself: their Context.ConnectionId is the legacy connection id (a GUID),
+    // and all hubs of a connection share it.
+    private static readonly bool Reference = Environment.GetEnvironmentVariable("SIGNALR_LEGACY_SERVER") == "reference";
+
+    // A Core connection id as ASP.NET Core mints them (the backend's Context.ConnectionId), or
+    // the 2.x server's GUID against the reference.
+    private static readonly string CoreConnectionId = Reference
+        ? "^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$"
+        : "^[A-Za-z0-9_-]{22}$";
 
     private readonly string _url;
 
@@ -50,10 +59,19 @@ public sealed class Scenarios
         Check.Equal(1, a.Events("ChatHub", "welcome").Count, "welcome pushes");
     }
 
-    // Exactly 100 KiB of UTF-8 mixing 1-, 2-, 3- and 4-byte sequences (whole code points only).
-    private static string BigString()
+    // Over HTTP transports the answer to /send (the result) is read by the client's
+    // IResponseExtensions.ReadAsString, which decodes every read of the response on its own
+    // (Encoding.UTF8.GetString per chunk): a multi-byte character split between two reads comes
+    // out as replacement characters, whatever the server. Seen against the real 2.4.1 server
+    // (tests/legacy-ref): 81927 characters back for 81920. So there the big string is ASCII;
+    // the smaller non-ASCII strings above still cover every UTF-8 length.
+    private static bool HttpTransport(LegacyClient c) => c.Connection.Transport?.Name != "webSockets";
+
+    // Exactly 100 KiB of UTF-8 mixing 1-, 2-, 3- and 4-byte sequences (whole code points only);
+    // ASCII only over HTTP transports (see HttpTransport).
+    private static string BigString(bool ascii)
     {
-        const string unit = "0123456789abcdef\u00e9\u20ac\U0001F600";
+        string unit = ascii ? "0123456789abcdefghijklmnopqrstuv" : "0123456789abcdef\u00e9\u20ac\U0001F600";
         int unitBytes = System.Text.Encoding.UTF8.GetByteCount(unit);
         const int target = 100 * 1024;
         int whole = target / unitBytes;
@@ -105,7 +123,7 @@ public sealed class Scenarios
         // null: the hub result leaves R out ({"I":"n"}), which the client returns as null.
         Check.True(await a.Invoke<JToken>("ChatHub", "Echo", (object?)null) is null, "Echo of null");
 
-        string big = BigString();
+        string big = BigString(ascii: HttpTransport(a));
         string? bigEcho = await a.Invoke<string>("ChatHub", "Echo", big);
         Check.Equal(big.Length, bigEcho?.Length ?? -1, "Echo of 100 KiB: length");
         Check.True(big == bigEcho, "Echo of 100 KiB: content differs");
@@ -219,7 +237,10 @@ public sealed class Scenarios
         string? statusId = push.Value<string>("connectionId");
         Check.Equal("status", push.Value<string>("hub"), "status push: hub");
         Check.Matches(CoreConnectionId, statusId, "status push: connectionId");
-        Check.True(statusId != a.BackendId, "each backend hub has its own connection");
+        if (Reference)
+            Check.Equal(a.Connection.ConnectionId, statusId, "the 2.x server's hubs share the legacy connection id");
+        else
+            Check.True(statusId != a.BackendId, "each backend hub has its own connection");
 
         // Calls to both hubs in flight at once: each answer must reach its own call.
         var sum = a.Invoke<int>("ChatHub", "Add", 20, 22);
@@ -250,8 +271,20 @@ public sealed class Scenarios
         await a.Hub("ChatHub").Invoke<int>("Counter", i => { lock (items) items.Add(i); }, 5, 20)
             .WaitAsync(LegacyClient.Timeout);
         lock (items)
-            Check.SequenceEqual(new[] { 0, 1, 2, 3, 4 }, items, "progress items");
+            CheckProgress(new[] { 0, 1, 2, 3, 4 }, items);
         Check.Equal("completed", await a.Invoke<string>("ChatHub", "GetStreamStatus"), "backend's stream status");
+    }
+
+    // Over longPolling the result comes back in the answer to /send while progress messages wait
+    // for the next /poll, and the client forgets the invocation (and drops later progress) once
+    // the result is in: against the real 2.4.1 server the last items are usually lost. So there
+    // the items must be a prefix, in order, of the expected ones; elsewhere all of them.
+    private static void CheckProgress(int[] expected, List<int> items)
+    {
+        if (LegacyClient.TransportName.Equals("longPolling", StringComparison.OrdinalIgnoreCase))
+            Check.SequenceEqual(expected.Take(items.Count), items, $"progress items (a prefix of {expected.Length} over longPolling)");
+        else
+            Check.SequenceEqual(expected, items, "progress items");
     }
 
     private static Task<JObject> DisconnectInfo(LegacyClient probe, string? backendId) =>
@@ -364,7 +397,7 @@ public sealed class Scenarios
             await a.Hub("ChatHub").Invoke<int>("Counter", i => { lock (items) items.Add(i); }, 3, 10)
                 .WaitAsync(LegacyClient.Timeout);
             lock (items)
-                Check.SequenceEqual(new[] { 0, 1, 2 }, items, "progress items");
+                CheckProgress(new[] { 0, 1, 2 }, items);
 
             var took = await a.Stop(TimeSpan.FromSeconds(10));
             Check.Equal(ConnectionState.Disconnected, a.Connection.State, "state after Stop");

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Runs the legacy reference checks against the real ASP.NET SignalR 2.4.1 server (tests/legacy-ref):
+#   http    test/*.test.mjs: raw HTTP answers (node's test runner, per-test timeouts)
+#   dotnet  the stock .NET client 2.4.2 scenarios (tests/legacy/dotnet) over serverSentEvents
+#           and longPolling, with SIGNALR_LEGACY_SERVER=reference
+# Builds what it needs, starts the server on a free 127.0.0.1 port, always stops it (trap), and
+# ends with "legacy-ref: N passed, M failed"; exit status 0 only if nothing failed.
+#   tests/legacy-ref/run-tests.sh            # both, about 1 minute once built
+#   LEGACY_REF_SUITES=http tests/legacy-ref/run-tests.sh
+set -uo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+suites="${LEGACY_REF_SUITES:-http dotnet}"
+export DOTNET_NOLOGO=1 DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_SKIP_FIRST_TIME_EXPERIENCE=1
+source "$here/lib/reference.sh"
+trap reference_stop EXIT
+trap 'exit 130' INT TERM
+
+started=$SECONDS
+passed=0 failed=0
+summary=()
+record() { # NAME PASSED FAILED STATUS
+    local p="$2" f="$3"
+    if [ "$4" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
+    if [ "$p" -eq 0 ] && [ "$f" -eq 0 ]; then f=1; fi
+    passed=$((passed + p)); failed=$((failed + f))
+    summary+=("$(printf '%-8s %-34s %3d passed, %d failed' "$([ "$f" -eq 0 ] && echo ok || echo FAILED)" "$1" "$p" "$f")")
+}
+
+reference_start || { echo "legacy-ref: 0 passed, 1 failed"; exit 1; }
+log_dir="$(dirname "$REFERENCE_LOG")"
+
+for suite in $suites; do
+    case "$suite" in
+    http)
+        echo "== raw HTTP answers of the real server (node --test)"
+        tap="$log_dir/http.tap"
+        (cd "$here" && SIGNALR_LEGACY_REF_URL="$REFERENCE_URL" timeout 300 node --test \
+            --test-reporter=spec --test-reporter-destination=stdout \
+            --test-reporter=tap --test-reporter-destination="$tap" test/)
+        status=$?
+        p="$(sed -n 's/^# pass \([0-9]*\)$/\1/p' "$tap" | tail -n 1)"
+        f="$(sed -n 's/^# fail \([0-9]*\)$/\1/p' "$tap" | tail -n 1)"
+        record "legacy-ref/http" "${p:-0}" "${f:-0}" "$status"
+        ;;
+    dotnet)
+        echo "== dotnet build (tests/legacy/dotnet)"
+        if ! out="$(timeout 600 nice dotnet build "$root/tests/legacy/dotnet" -c Release --nologo -v quiet 2>&1)"; then
+            printf '%s\n' "$out"
+            record "legacy-ref/dotnet (build)" 0 1 1
+            continue
+        fi
+        for transport in serverSentEvents longPolling; do
+            echo "== .NET client 2.4.2 over $transport against the real server"
+            out_file="$log_dir/dotnet-$transport.txt"
+            SIGNALR_LEGACY_URL="$REFERENCE_URL" SIGNALR_LEGACY_TRANSPORT="$transport" SIGNALR_LEGACY_SERVER=reference \
+                timeout 600 dotnet "$root/tests/legacy/dotnet/bin/Release/net10.0/signalr-legacy-dotnet.dll" | tee "$out_file"
+            status=${PIPESTATUS[0]}
+            line="$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$out_file" | tail -n 1)"
+            p=0 f=0
+            if [ -n "$line" ]; then p="${line%% passed*}"; f="${line#*passed, }"; f="${f%% failed}"; fi
+            record "legacy-ref/dotnet $transport" "$p" "$f" "$status"
+        done
+        ;;
+    *) echo "unknown suite '$suite' (http, dotnet)" >&2; exit 2 ;;
+    esac
+done
+
+echo
+echo "== legacy-ref summary ($((SECONDS - started)) s; server log $REFERENCE_LOG)"
+printf '%s\n' "${summary[@]}"
+echo "legacy-ref: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
