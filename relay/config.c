@@ -77,6 +77,9 @@ void config_free(struct relay_config *cfg)
     for (size_t i = 0; i < cfg->cors_origin_count; i++)
         free(cfg->cors_origins[i]);
     free(cfg->cors_origins);
+    for (size_t i = 0; i < cfg->service_key_count; i++)
+        free(cfg->service_keys[i]);
+    free(cfg->service_keys);
     free(cfg->listen_address);
     free(cfg->path_prefix);
     free(cfg->legacy_path);
@@ -195,6 +198,20 @@ static enum config_result add_cors_origin(struct relay_config *cfg, const char *
     return CONFIG_OK;
 }
 
+/* One AccessKey of service mode: its literal UTF-8 bytes sign the apps' tokens. */
+static enum config_result add_service_key(struct relay_config *cfg, const char *key, char *err,
+                                          size_t err_len)
+{
+    if (!key[0])
+        return fail(err, err_len, "--service-key wants a non-empty key (the AccessKey of the apps' connection string)");
+    char **grown = realloc(cfg->service_keys, (cfg->service_key_count + 1) * sizeof *grown);
+    if (!grown)
+        return fail(err, err_len, "out of memory");
+    cfg->service_keys = grown;
+    cfg->service_keys[cfg->service_key_count++] = dup_or_die(key);
+    return CONFIG_OK;
+}
+
 static enum config_result parse_listen(struct relay_config *cfg, const char *value, char *err,
                                        size_t err_len)
 {
@@ -298,6 +315,7 @@ static enum config_result apply_setting(struct relay_config *cfg, const char *na
                                   "128 and 64K", err, err_len);
     if (strcmp(name, "token-secret") == 0) { replace_string(&cfg->token_secret, value); return CONFIG_OK; }
     if (strcmp(name, "backend-source-addresses") == 0) { replace_string(&cfg->backend_source_addresses, value); return CONFIG_OK; }
+    if (strcmp(name, "service-key") == 0) return add_service_key(cfg, value, err, err_len);
     if (strcmp(name, "log-level") == 0) return set_log_level(cfg, value, err, err_len);
     if (strcmp(name, "config") == 0) return config_load_file(cfg, value, err, err_len);
     return fail(err, err_len, "unknown option '--%s' (see --help)", name);
@@ -397,6 +415,18 @@ static enum config_result apply_json_member(struct relay_config *cfg, const cJSO
         }
         return CONFIG_OK;
     }
+    if (strcmp(key, "service-keys") == 0) {
+        if (!cJSON_IsArray(item))
+            return fail(err, err_len, "%s: \"service-keys\" must be an array of strings", path);
+        const cJSON *k;
+        cJSON_ArrayForEach(k, item) {
+            if (!cJSON_IsString(k))
+                return fail(err, err_len, "%s: \"service-keys\" must hold strings", path);
+            if (add_service_key(cfg, k->valuestring, err, err_len) != CONFIG_OK)
+                return CONFIG_ERROR;
+        }
+        return CONFIG_OK;
+    }
     if (strcmp(key, "config") == 0 || strcmp(key, "hub") == 0 || strcmp(key, "cors-origin") == 0)
         return fail(err, err_len, "%s: key \"%s\" is not allowed in a config file", path, key);
     char number[64];
@@ -452,14 +482,23 @@ void config_print_help(FILE *out)
 "connection gets its own backend link to the configured hub, so the backend\n"
 "needs no change.\n"
 "\n"
-"Hubs (at least one is needed):\n"
+"Hubs (at least one is needed, unless service mode is on):\n"
 "  --hub NAME=URL            serve hub NAME at /NAME (case-insensitive) and forward it to\n"
 "                            the ASP.NET Core hub at URL, e.g. chat=http://127.0.0.1:5000/chat.\n"
 "                            Repeatable.\n"
 "  --config FILE             read settings from a JSON file: the keys are the option names\n"
 "                            below without the dashes, plus \"hubs\": {\"NAME\": \"URL\"} and\n"
-"                            \"cors-origins\": [\"https://app.example\"]. Options after\n"
-"                            --config override the file.\n"
+"                            \"cors-origins\": [\"https://app.example\"], \"service-keys\": [\"KEY\"].\n"
+"                            Options after --config override the file.\n"
+"\n"
+"Service mode (ASP.NET Core apps using the Azure SignalR SDK connect to the relay):\n"
+"  --service-key KEY         turn service mode on: apps whose connection string is\n"
+"                            Endpoint=http://HOST;Port=PORT;AccessKey=KEY;Version=1.0;\n"
+"                            connect their hubs at /server/ and their clients are sent to\n"
+"                            /client/. The relay holds the clients, groups and users. KEY is\n"
+"                            used as its literal UTF-8 bytes, as the SDK does. Repeatable\n"
+"                            (key rotation: a token signed with any of them is accepted).\n"
+"                            Hubs are those the apps connect; no --hub is needed for them.\n"
 "\n"
 "Listening:\n"
 "  --listen ADDRESS:PORT     where clients connect (default 127.0.0.1:8080; use\n"
@@ -506,6 +545,8 @@ void config_print_help(FILE *out)
 "Endpoints: POST /NAME/negotiate (negotiateVersion 0 and 1), GET /NAME with a WebSocket\n"
 "upgrade (JSON and MessagePack hub protocols), the legacy endpoint (negotiate, connect,\n"
 "reconnect, start, abort, ping over WebSockets), GET /metrics. Server-Sent Events and long\n"
-"polling are not served yet, for either kind of client.\n",
+"polling are not served yet, for either kind of client. With --service-key also GET /server/\n"
+"(the apps' WebSockets), POST /client/negotiate (negotiateVersion 1) and GET /client/ with\n"
+"a WebSocket upgrade for Core clients.\n",
         out);
 }

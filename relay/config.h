@@ -32,6 +32,8 @@ struct relay_config {
     size_t cors_origin_count;
     char *token_secret;          /* signs connection tokens; random per process if NULL */
     char *backend_source_addresses; /* comma list of local addresses for backend links, or NULL */
+    char **service_keys;         /* service mode's AccessKeys (several: rotation); none = off */
+    size_t service_key_count;
 
     char *legacy_path;            /* legacy ASP.NET SignalR endpoint, default "/signalr"; "" = off */
     unsigned legacy_keepalive_ms; /* legacy keep-alive `{}` interval (10 s) */
