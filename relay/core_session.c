@@ -23,6 +23,10 @@ struct hub_client_copy {
     struct header_list headers;
     char *forwarded_for;
     char *negotiated_token;
+    char *connection_id;        /* service mode: the relay's id for the client */
+    struct hub_claim *claims;   /* service mode: its verified claims, strings in claim_bytes */
+    size_t claim_count;
+    char *claim_bytes;
 };
 
 static const struct hub_channel_ops core_channel_ops;
@@ -202,6 +206,9 @@ static void client_copy_free(struct hub_client_copy *c)
     header_list_free(&c->headers);
     free(c->forwarded_for);
     free(c->negotiated_token);
+    free(c->connection_id);
+    free(c->claims);
+    free(c->claim_bytes);
     free(c);
 }
 
@@ -209,6 +216,9 @@ static void open_channel(struct core_session *s)
 {
     struct hub_client_copy *c = s->client;
     struct hub_channel_client client = {
+        .connection_id = c->connection_id,
+        .claims = c->claims,
+        .claim_count = c->claim_count,
         .negotiated_token = c->negotiated_token,
         .headers = &c->headers,
         .query = c->query,
@@ -455,10 +465,37 @@ void core_sessions_shutdown(struct core_sessions *table)
     }
 }
 
-/* What the channel will be opened with, from the upgrade request. */
-static struct hub_client_copy *client_copy_capture(struct lws *wsi, struct negotiation *negotiation)
+/* A copy of the identity's claims: one array, one block of strings. */
+static bool identity_copy(struct hub_client_copy *c, const struct core_session_identity *identity)
 {
-    static const char *const not_forwarded[] = { "id" };
+    size_t bytes = 0;
+    for (size_t i = 0; i < identity->claim_count; i++)
+        bytes += strlen(identity->claims[i].type) + strlen(identity->claims[i].value) + 2;
+    c->connection_id = strdup(identity->connection_id);
+    c->claims = calloc(identity->claim_count ? identity->claim_count : 1, sizeof *c->claims);
+    c->claim_bytes = malloc(bytes ? bytes : 1);
+    if (!c->connection_id || !c->claims || !c->claim_bytes)
+        return false;
+    char *w = c->claim_bytes;
+    for (size_t i = 0; i < identity->claim_count; i++) {
+        size_t tn = strlen(identity->claims[i].type) + 1, vn = strlen(identity->claims[i].value) + 1;
+        memcpy(w, identity->claims[i].type, tn);
+        c->claims[i].type = w;
+        w += tn;
+        memcpy(w, identity->claims[i].value, vn);
+        c->claims[i].value = w;
+        w += vn;
+    }
+    c->claim_count = identity->claim_count;
+    return true;
+}
+
+/* What the channel will be opened with, from the upgrade request. */
+static struct hub_client_copy *client_copy_capture(struct lws *wsi, struct negotiation *negotiation,
+                                                   const struct core_session_identity *identity)
+{
+    /* In service mode the relay checked the client's token itself: it is not the app's business. */
+    static const char *const not_forwarded[] = { "id", "access_token" };
     struct hub_client_copy *c = calloc(1, sizeof *c);
     if (!c)
         return NULL;
@@ -467,8 +504,8 @@ static struct hub_client_copy *client_copy_capture(struct lws *wsi, struct negot
     char forwarded_for[400];
     http_forwarded_for(wsi, forwarded_for, sizeof forwarded_for);
     header_list_capture(&c->headers, wsi);
-    bool ok = http_query_forward(wsi, &query, not_forwarded, sizeof not_forwarded / sizeof not_forwarded[0]) &&
-              buf_append_byte(&query, '\0');
+    bool ok = http_query_forward(wsi, &query, not_forwarded, identity ? 2 : 1) && buf_append_byte(&query, '\0') &&
+              (!identity || identity_copy(c, identity));
     c->query = query.data; /* ownership moves from the buf */
     c->forwarded_for = strdup(forwarded_for);
     if (negotiation) {
@@ -483,10 +520,10 @@ static struct hub_client_copy *client_copy_capture(struct lws *wsi, struct negot
 }
 
 struct core_session *core_session_create(struct core_sessions *table, struct lws *wsi, struct hub_endpoint *endpoint,
-                                         struct negotiation *negotiation)
+                                         struct negotiation *negotiation, const struct core_session_identity *identity)
 {
     struct core_session *s = calloc(1, sizeof *s);
-    struct hub_client_copy *c = s ? client_copy_capture(wsi, negotiation) : NULL;
+    struct hub_client_copy *c = s ? client_copy_capture(wsi, negotiation, identity) : NULL;
     if (!c) {
         free(s);
         if (negotiation)
@@ -509,6 +546,8 @@ struct core_session *core_session_create(struct core_sessions *table, struct lws
         snprintf(s->connection_id, sizeof s->connection_id, "%s", negotiation->backend_connection_id);
         core_negotiation_free(negotiation);
     }
+    if (identity)
+        snprintf(s->connection_id, sizeof s->connection_id, "%s", identity->connection_id);
     list_push_back(&table->all, &s->link);
     s->loop->stats.sessions_active++;
     return s;
