@@ -126,19 +126,93 @@ static bool build_path(struct buf *path, const struct hub_route *route, const ch
            (!more || (buf_append_byte(path, '&') && buf_append_cstr(path, query))) && buf_append_byte(path, '\0');
 }
 
+/* The head of both kinds of backend connection: the tag lws' opaque user
+ * data is recognised by, the wsi, the headers to send, and what happened
+ * inside lws_client_connect_via_info. */
+struct backend_conn {
+    enum wsi_role role;               /* WSI_ROLE_BACKEND_NEGOTIATE or WSI_ROLE_BACKEND_LINK */
+    struct loop *loop;
+    struct lws *wsi;
+    struct forwarded fwd;
+    bool connecting;                  /* inside lws_client_connect_via_info */
+    bool failed_while_connecting;     /* lws reported a connection error meanwhile */
+    bool destroyed_while_connecting;  /* ... and destroyed the wsi too (e.g. at the descriptor limit) */
+};
+
+enum conn_start {
+    CONN_STARTED,
+    CONN_FAILED_FREE_NOW,  /* no wsi is left: the caller frees its object */
+    CONN_FAILED_LWS_FREES, /* lws still holds the wsi: its WSI_DESTROY frees the object */
+};
+
+/* Starts the lws client connection for c. lws may fail inside the call and
+ * even destroy the new wsi there (at the descriptor limit it does): the
+ * callbacks it runs meanwhile only take note (connecting is set), so the
+ * object stays the caller's until this returns. */
+static enum conn_start conn_start(struct backend_conn *c, struct backends *b, const struct backend_params *params,
+                                  const char *suffix, const char *first_arg, const char *method,
+                                  const char *protocol_name)
+{
+    c->loop = b->loop;
+    struct buf path;
+    buf_init(&path);
+    if (!forwarded_copy(&c->fwd, params) || !build_path(&path, params->route, suffix, first_arg, params->query)) {
+        buf_free(&path);
+        return CONN_FAILED_FREE_NOW;
+    }
+    struct lws_client_connect_info info;
+    char host[300];
+    connect_info_init(&info, b, params->route, path.data, host, sizeof host, &c->fwd);
+    info.method = method;
+    info.local_protocol_name = protocol_name;
+    info.opaque_user_data = c;
+    info.pwsi = &c->wsi;
+    c->connecting = true;
+    struct lws *wsi = lws_client_connect_via_info(&info);
+    c->connecting = false;
+    buf_free(&path);
+    if (wsi && !c->failed_while_connecting && !c->destroyed_while_connecting)
+        return CONN_STARTED;
+    log_warn("backend: cannot start %s to %s", method ? "negotiate" : "WebSocket", params->route->backend_url);
+    if (!wsi || c->destroyed_while_connecting) {
+        c->wsi = NULL;
+        return CONN_FAILED_FREE_NOW;
+    }
+    return CONN_FAILED_LWS_FREES;
+}
+
+/* lws reports the connection over (error or close). Inside conn_start it is
+ * only noted (the object stays the caller's); otherwise the wsi is detached
+ * and the caller reports and frees: true. */
+static bool conn_ended(struct backend_conn *c, struct lws *wsi)
+{
+    c->wsi = NULL;
+    if (c->connecting) {
+        c->failed_while_connecting = true;
+        return false;
+    }
+    lws_set_opaque_user_data(wsi, NULL);
+    return true;
+}
+
+/* lws destroys the wsi: inside conn_start the object is the caller's. */
+static bool conn_destroyed(struct backend_conn *c)
+{
+    c->wsi = NULL;
+    if (!c->connecting)
+        return true;
+    c->destroyed_while_connecting = true;
+    return false;
+}
+
 /* ------------------------------------------------------------- negotiate */
 
 struct backend_negotiate {
-    enum wsi_role role;       /* WSI_ROLE_BACKEND_NEGOTIATE */
-    struct loop *loop;
-    struct lws *wsi;
+    struct backend_conn conn; /* WSI_ROLE_BACKEND_NEGOTIATE */
     backend_negotiate_cb cb;  /* NULL once delivered or cancelled */
     void *owner;
-    struct forwarded fwd;
     struct buf body;
     unsigned status;
-    bool connecting;          /* inside lws_client_connect_via_info */
-    bool failed_while_connecting;
 };
 
 static void negotiate_deliver(struct backend_negotiate *r, const char *error)
@@ -151,7 +225,7 @@ static void negotiate_deliver(struct backend_negotiate *r, const char *error)
 
 static void negotiate_free(struct backend_negotiate *r)
 {
-    forwarded_free(&r->fwd);
+    forwarded_free(&r->conn.fwd);
     buf_free(&r->body);
     free(r);
 }
@@ -162,39 +236,16 @@ struct backend_negotiate *backend_negotiate_start(struct backends *b, const stru
     struct backend_negotiate *r = calloc(1, sizeof *r);
     if (!r)
         return NULL;
-    r->role = WSI_ROLE_BACKEND_NEGOTIATE;
-    r->loop = b->loop;
+    r->conn.role = WSI_ROLE_BACKEND_NEGOTIATE;
+    buf_init(&r->body);
+    enum conn_start st = conn_start(&r->conn, b, params, "/negotiate", "negotiateVersion=1", "POST",
+                                    backend_negotiate_protocol.name);
+    if (st == CONN_FAILED_FREE_NOW)
+        negotiate_free(r);
+    if (st != CONN_STARTED)
+        return NULL;
     r->cb = cb;
     r->owner = owner;
-    buf_init(&r->body);
-    struct buf path;
-    buf_init(&path);
-    if (!forwarded_copy(&r->fwd, params) ||
-        !build_path(&path, params->route, "/negotiate", "negotiateVersion=1", params->query)) {
-        buf_free(&path);
-        negotiate_free(r);
-        return NULL;
-    }
-    struct lws_client_connect_info info;
-    char host[300];
-    connect_info_init(&info, b, params->route, path.data, host, sizeof host, &r->fwd);
-    info.method = "POST";
-    info.local_protocol_name = backend_negotiate_protocol.name;
-    info.opaque_user_data = r;
-    info.pwsi = &r->wsi;
-    r->connecting = true;
-    struct lws *wsi = lws_client_connect_via_info(&info);
-    r->connecting = false;
-    buf_free(&path);
-    if (!wsi || r->failed_while_connecting) {
-        log_warn("backend: cannot start negotiate with %s", params->route->backend_url);
-        /* If lws kept a wsi it will still call CLOSED; let that free it. */
-        if (!wsi)
-            negotiate_free(r);
-        else
-            r->cb = NULL;
-        return NULL;
-    }
     return r;
 }
 
@@ -203,8 +254,8 @@ void backend_negotiate_cancel(struct backend_negotiate *r)
     r->cb = NULL;
     /* While the context is being destroyed lws closes every wsi itself; its timer list may
      * already be half torn down, so no lws call here. */
-    if (r->wsi && !r->loop->destroying)
-        lws_set_timeout(r->wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
+    if (r->conn.wsi && !r->conn.loop->destroying)
+        lws_set_timeout(r->conn.wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
 }
 
 static int negotiate_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
@@ -219,7 +270,7 @@ static int negotiate_callback(struct lws *wsi, enum lws_callback_reasons reason,
         if (lws_add_http_header_by_name(wsi, (const unsigned char *)"content-length:",
                                         (const unsigned char *)"0", (int)(sizeof "0" - 1), p, end))
             return -1;
-        return append_forwarded_headers(wsi, &r->fwd, in, len);
+        return append_forwarded_headers(wsi, &r->conn.fwd, in, len);
     }
     case LWS_CALLBACK_ESTABLISHED_CLIENT_HTTP:
         if (r)
@@ -243,25 +294,15 @@ static int negotiate_callback(struct lws *wsi, enum lws_callback_reasons reason,
             negotiate_deliver(r, NULL);
         return -1; /* one request per connection: close it */
     case LWS_CALLBACK_CLIENT_CONNECTION_ERROR:
-        if (!r)
-            return 0;
-        r->wsi = NULL;
         log_debug("backend: negotiate failed: %s", in ? (const char *)in : "connection error");
-        if (r->connecting) {
-            r->failed_while_connecting = true;
-            return 0;
-        }
-        negotiate_deliver(r, in ? (const char *)in : "connection error");
-        lws_set_opaque_user_data(wsi, NULL);
-        negotiate_free(r);
-        return 0;
+        /* fall through */
     case LWS_CALLBACK_CLOSED_CLIENT_HTTP:
-        if (!r)
-            return 0;
-        r->wsi = NULL;
-        negotiate_deliver(r, "backend closed the connection before answering");
-        lws_set_opaque_user_data(wsi, NULL);
-        negotiate_free(r);
+        if (r && conn_ended(&r->conn, wsi)) {
+            negotiate_deliver(r, reason == LWS_CALLBACK_CLOSED_CLIENT_HTTP
+                                     ? "backend closed the connection before answering"
+                                     : in ? (const char *)in : "connection error");
+            negotiate_free(r);
+        }
         return 0;
     default:
         return 0;
@@ -277,26 +318,21 @@ const struct lws_protocols backend_negotiate_protocol = {
 enum backend_link_state { BACKEND_LINK_CONNECTING, BACKEND_LINK_OPEN, BACKEND_LINK_CLOSING };
 
 struct backend_link {
-    enum wsi_role role;       /* WSI_ROLE_BACKEND_LINK */
-    struct loop *loop;
-    struct lws *wsi;
+    struct backend_conn conn;           /* WSI_ROLE_BACKEND_LINK */
     const struct backend_link_ops *ops; /* NULL once the owner let go */
     void *owner;
-    struct forwarded fwd;
     struct msg_queue out;
     struct wsmsg *rx_partial;
     enum backend_link_state state;
     bool above_high_water;
-    bool connecting;
-    bool failed_while_connecting;
 };
 
 static void backend_link_free(struct backend_link *link)
 {
     msg_queue_clear(&link->out);
     wsmsg_free(link->rx_partial);
-    forwarded_free(&link->fwd);
-    link->loop->stats.backend_links_active--;
+    forwarded_free(&link->conn.fwd);
+    link->conn.loop->stats.backend_links_active--;
     free(link);
 }
 
@@ -313,48 +349,22 @@ struct backend_link *backend_link_open(struct backends *b, const struct backend_
                                        const char *backend_token, const struct backend_link_ops *ops,
                                        void *owner)
 {
+    char id_arg[300] = "id=";
+    lws_urlencode(id_arg + 3, backend_token, (int)sizeof id_arg - 3);
     struct backend_link *link = calloc(1, sizeof *link);
     if (!link)
         return NULL;
-    link->role = WSI_ROLE_BACKEND_LINK;
-    link->loop = b->loop;
-    link->ops = ops;
-    link->owner = owner;
+    link->conn.role = WSI_ROLE_BACKEND_LINK;
+    link->conn.loop = b->loop;
     msg_queue_init(&link->out);
     b->loop->stats.backend_links_active++;
-
-    struct buf path, id_arg;
-    buf_init(&path);
-    buf_init(&id_arg);
-    char encoded[256];
-    lws_urlencode(encoded, backend_token, (int)sizeof encoded);
-    bool ok = forwarded_copy(&link->fwd, params) && buf_append_cstr(&id_arg, "id=") &&
-              buf_append_cstr(&id_arg, encoded) && buf_append_byte(&id_arg, '\0') &&
-              build_path(&path, params->route, "", id_arg.data, params->query);
-    buf_free(&id_arg);
-    if (!ok) {
-        buf_free(&path);
-        link->ops = NULL;
+    enum conn_start st = conn_start(&link->conn, b, params, "", id_arg, NULL, backend_link_protocol.name);
+    if (st == CONN_FAILED_FREE_NOW)
         backend_link_free(link);
-        return NULL;
-    }
-    struct lws_client_connect_info info;
-    char host[300];
-    connect_info_init(&info, b, params->route, path.data, host, sizeof host, &link->fwd);
-    info.local_protocol_name = backend_link_protocol.name;
-    info.opaque_user_data = link;
-    info.pwsi = &link->wsi;
-    link->connecting = true;
-    struct lws *wsi = lws_client_connect_via_info(&info);
-    link->connecting = false;
-    buf_free(&path);
-    if (!wsi || link->failed_while_connecting) {
-        log_warn("backend: cannot start WebSocket to %s", params->route->backend_url);
-        link->ops = NULL;
-        if (!wsi)
-            backend_link_free(link);
-        return NULL;
-    }
+    if (st != CONN_STARTED)
+        return NULL; /* CONN_FAILED_LWS_FREES: its WSI_DESTROY frees it */
+    link->ops = ops;
+    link->owner = owner;
     return link;
 }
 
@@ -364,14 +374,14 @@ bool backend_link_send(struct backend_link *link, struct wsmsg *msg)
         wsmsg_free(msg);
         return false;
     }
-    link->loop->stats.messages_to_backend++;
-    link->loop->stats.bytes_to_backend += msg->len;
-    if (link->state != BACKEND_LINK_OPEN || !link->wsi) {
+    link->conn.loop->stats.messages_to_backend++;
+    link->conn.loop->stats.bytes_to_backend += msg->len;
+    if (link->state != BACKEND_LINK_OPEN || !link->conn.wsi) {
         msg_queue_push(&link->out, msg); /* written once the WebSocket is open */
-    } else if (!wsmsg_send(link->wsi, &link->out, msg)) {
+    } else if (!wsmsg_send(link->conn.wsi, &link->out, msg)) {
         return false;
     }
-    if (link->out.bytes > link->loop->cfg->max_buffered_bytes)
+    if (link->out.bytes > link->conn.loop->cfg->max_buffered_bytes)
         link->above_high_water = true;
     return true;
 }
@@ -383,8 +393,8 @@ size_t backend_link_queued(const struct backend_link *link)
 
 void backend_link_pause_reading(struct backend_link *link, bool paused)
 {
-    if (link->wsi && link->state == BACKEND_LINK_OPEN)
-        lws_rx_flow_control(link->wsi, paused ? 0 : 1);
+    if (link->conn.wsi && link->state == BACKEND_LINK_OPEN)
+        lws_rx_flow_control(link->conn.wsi, paused ? 0 : 1);
 }
 
 void backend_link_close(struct backend_link *link)
@@ -392,26 +402,26 @@ void backend_link_close(struct backend_link *link)
     link->ops = NULL;
     if (link->state == BACKEND_LINK_CLOSING)
         return;
-    if (link->loop->destroying) { /* lws is closing every wsi itself (see backend_negotiate_cancel) */
+    if (link->conn.loop->destroying) { /* lws is closing every wsi itself (see backend_negotiate_cancel) */
         link->state = BACKEND_LINK_CLOSING;
         return;
     }
-    if (link->state == BACKEND_LINK_CONNECTING || !link->wsi) {
+    if (link->state == BACKEND_LINK_CONNECTING || !link->conn.wsi) {
         link->state = BACKEND_LINK_CLOSING;
-        if (link->wsi)
-            lws_set_timeout(link->wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
+        if (link->conn.wsi)
+            lws_set_timeout(link->conn.wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
         return;
     }
     link->state = BACKEND_LINK_CLOSING;
-    lws_rx_flow_control(link->wsi, 1);
-    lws_callback_on_writable(link->wsi);
+    lws_rx_flow_control(link->conn.wsi, 1);
+    lws_callback_on_writable(link->conn.wsi);
 }
 
 /* Whole messages from the backend go to the owner. */
 static int link_receive(struct backend_link *link, struct lws *wsi, const void *in, size_t len)
 {
     enum wsmsg_fault fault;
-    struct wsmsg *whole = wsmsg_receive(&link->rx_partial, wsi, in, len, link->loop, "backend link", &fault);
+    struct wsmsg *whole = wsmsg_receive(&link->rx_partial, wsi, in, len, link->conn.loop, "backend link", &fault);
     if (!whole) {
         if (fault == WSMSG_MORE)
             return 0;
@@ -420,8 +430,8 @@ static int link_receive(struct backend_link *link, struct lws *wsi, const void *
                                      : "the relay ran out of memory for a message from the backend");
         return -1;
     }
-    link->loop->stats.messages_to_clients++;
-    link->loop->stats.bytes_to_clients += whole->len;
+    link->conn.loop->stats.messages_to_clients++;
+    link->conn.loop->stats.bytes_to_clients += whole->len;
     if (link->ops)
         link->ops->message(link->owner, whole);
     else
@@ -433,7 +443,7 @@ static int link_writeable(struct backend_link *link, struct lws *wsi)
 {
     if (!wsmsg_flush(wsi, &link->out))
         return -1;
-    if (link->above_high_water && link->out.bytes <= link->loop->cfg->max_buffered_bytes / 2) {
+    if (link->above_high_water && link->out.bytes <= link->conn.loop->cfg->max_buffered_bytes / 2) {
         link->above_high_water = false;
         if (link->ops && link->ops->drained)
             link->ops->drained(link->owner);
@@ -452,10 +462,10 @@ static int link_callback(struct lws *wsi, enum lws_callback_reasons reason, void
         return 0;
     switch (reason) {
     case LWS_CALLBACK_CLIENT_APPEND_HANDSHAKE_HEADER:
-        return append_forwarded_headers(wsi, &link->fwd, in, len);
+        return append_forwarded_headers(wsi, &link->conn.fwd, in, len);
     case LWS_CALLBACK_CLIENT_ESTABLISHED:
         /* The headers were for the upgrade request only: an open link holds none of them. */
-        forwarded_free(&link->fwd);
+        forwarded_free(&link->conn.fwd);
         if (link->state == BACKEND_LINK_CLOSING)
             return -1;
         link->state = BACKEND_LINK_OPEN;
@@ -469,36 +479,28 @@ static int link_callback(struct lws *wsi, enum lws_callback_reasons reason, void
     case LWS_CALLBACK_CLIENT_WRITEABLE:
         return link_writeable(link, wsi);
     case LWS_CALLBACK_CLIENT_CONNECTION_ERROR:
-        link->wsi = NULL;
-        link->loop->stats.backend_failures++;
-        if (link->connecting) {
-            link->failed_while_connecting = true;
-            return 0;
+        link->conn.loop->stats.backend_failures++;
+        if (conn_ended(&link->conn, wsi)) {
+            log_info("backend: WebSocket connection failed: %s", in ? (const char *)in : "unknown error");
+            link_report_closed(link, in ? (const char *)in : "the backend refused the WebSocket connection");
+            backend_link_free(link);
         }
-        log_info("backend: WebSocket connection failed: %s", in ? (const char *)in : "unknown error");
-        link_report_closed(link, in ? (const char *)in : "the backend refused the WebSocket connection");
-        lws_set_opaque_user_data(wsi, NULL);
-        backend_link_free(link);
         return 0;
     case LWS_CALLBACK_CLIENT_CLOSED:
-        link->wsi = NULL;
-        link_report_closed(link, NULL);
-        lws_set_opaque_user_data(wsi, NULL);
-        backend_link_free(link);
+        if (conn_ended(&link->conn, wsi)) {
+            link_report_closed(link, NULL);
+            backend_link_free(link);
+        }
         return 0;
     case LWS_CALLBACK_CLOSED_CLIENT_HTTP:
         /* A link closed while its upgrade request was in flight (e.g.
          * backend_link_close because the client's handshake was refused
          * meanwhile) ends as an HTTP client: lws sends neither CLIENT_CLOSED
          * nor CONNECTION_ERROR, and without this the link leaked. */
-        link->wsi = NULL;
-        if (link->connecting) {
-            link->failed_while_connecting = true; /* as for CONNECTION_ERROR */
-            return 0;
+        if (conn_ended(&link->conn, wsi)) {
+            link_report_closed(link, "the backend connection closed before the WebSocket was open");
+            backend_link_free(link);
         }
-        link_report_closed(link, "the backend connection closed before the WebSocket was open");
-        lws_set_opaque_user_data(wsi, NULL);
-        backend_link_free(link);
         return 0;
     default:
         return 0;
@@ -507,14 +509,15 @@ static int link_callback(struct lws *wsi, enum lws_callback_reasons reason, void
 
 void backend_wsi_destroyed(void *handle)
 {
-    if (*(enum wsi_role *)handle == WSI_ROLE_BACKEND_LINK) {
+    struct backend_conn *c = handle;
+    if (!conn_destroyed(c))
+        return; /* inside conn_start: the caller frees it */
+    if (c->role == WSI_ROLE_BACKEND_LINK) {
         struct backend_link *link = handle;
-        link->wsi = NULL;
         link_report_closed(link, "the relay is shutting down");
         backend_link_free(link);
-    } else if (*(enum wsi_role *)handle == WSI_ROLE_BACKEND_NEGOTIATE) {
+    } else if (c->role == WSI_ROLE_BACKEND_NEGOTIATE) {
         struct backend_negotiate *r = handle;
-        r->wsi = NULL;
         negotiate_deliver(r, "the relay is shutting down");
         negotiate_free(r);
     }

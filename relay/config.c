@@ -14,6 +14,9 @@
 
 #define RELAY_VERSION "0.1.0"
 
+/* text starts with the string literal, ASCII case-insensitively; its length counted by the compiler. */
+#define STARTS_WITH_NOCASE(text, literal) (strncasecmp((text), literal, sizeof(literal) - 1) == 0)
+
 static enum config_result fail(char *err, size_t err_len, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
@@ -93,14 +96,14 @@ static enum config_result parse_backend_url(struct hub_route *h, const char *url
                                             size_t err_len)
 {
     const char *rest;
-    if (strncasecmp(url, "http://", 7) == 0 || strncasecmp(url, "ws://", 5) == 0) {
+    if (STARTS_WITH_NOCASE(url, "http://") || STARTS_WITH_NOCASE(url, "ws://")) {
         h->backend_tls = false;
-    } else if (strncasecmp(url, "https://", 8) == 0 || strncasecmp(url, "wss://", 6) == 0) {
+    } else if (STARTS_WITH_NOCASE(url, "https://") || STARTS_WITH_NOCASE(url, "wss://")) {
         h->backend_tls = true;
     } else {
         return fail(err, err_len, "backend URL '%s' must start with http://, https://, ws:// or wss://", url);
     }
-    rest = strstr(url, "://") + 3;
+    rest = strstr(url, "://") + sizeof "://" - 1;
     size_t host_len = strcspn(rest, ":/?#");
     if (host_len == 0)
         return fail(err, err_len, "backend URL '%s' has no host", url);
@@ -334,7 +337,7 @@ enum config_result config_parse_args(struct relay_config *cfg, int argc, char **
             printf("signalr-relay %s\n", RELAY_VERSION);
             return CONFIG_EXIT_SUCCESS;
         }
-        if (strncmp(arg, "--", 2) != 0)
+        if (strncmp(arg, "--", sizeof "--" - 1) != 0)
             return fail(err, err_len, "unexpected argument '%s' (options start with --; see --help)", arg);
         char name[64];
         const char *value;
@@ -385,48 +388,59 @@ static char *read_whole_file(const char *path, size_t *len)
     return data;
 }
 
+static enum config_result add_hub_member(struct relay_config *cfg, const cJSON *h, const char *path, char *err,
+                                         size_t err_len)
+{
+    if (!cJSON_IsString(h))
+        return fail(err, err_len, "%s: hub \"%s\" must map to a URL string", path, h->string);
+    return add_hub(cfg, h->string, strlen(h->string), h->valuestring, err, err_len);
+}
+
+static enum config_result add_cors_member(struct relay_config *cfg, const cJSON *o, const char *path, char *err,
+                                          size_t err_len)
+{
+    if (!cJSON_IsString(o))
+        return fail(err, err_len, "%s: \"cors-origins\" must hold strings", path);
+    return add_cors_origin(cfg, o->valuestring, err, err_len);
+}
+
+static enum config_result add_service_key_member(struct relay_config *cfg, const cJSON *k, const char *path, char *err,
+                                                 size_t err_len)
+{
+    if (!cJSON_IsString(k))
+        return fail(err, err_len, "%s: \"service-keys\" must hold strings", path);
+    return add_service_key(cfg, k->valuestring, err, err_len);
+}
+
+/* Each member of a JSON object or array through add, stopping at the first error. */
+static enum config_result add_members(struct relay_config *cfg, const cJSON *item, const char *path,
+                                      enum config_result (*add)(struct relay_config *, const cJSON *, const char *,
+                                                                char *, size_t),
+                                      char *err, size_t err_len)
+{
+    const cJSON *member;
+    cJSON_ArrayForEach(member, item) {
+        if (add(cfg, member, path, err, err_len) != CONFIG_OK)
+            return CONFIG_ERROR;
+    }
+    return CONFIG_OK;
+}
+
 /* Config-file keys are the flag names; hubs is an object NAME -> URL and
  * corsOrigins an array, the rest strings or numbers. */
 static enum config_result apply_json_member(struct relay_config *cfg, const cJSON *item,
                                             const char *path, char *err, size_t err_len)
 {
     const char *key = item->string;
-    if (strcmp(key, "hubs") == 0) {
-        if (!cJSON_IsObject(item))
-            return fail(err, err_len, "%s: \"hubs\" must be an object of NAME: URL", path);
-        const cJSON *h;
-        cJSON_ArrayForEach(h, item) {
-            if (!cJSON_IsString(h))
-                return fail(err, err_len, "%s: hub \"%s\" must map to a URL string", path, h->string);
-            if (add_hub(cfg, h->string, strlen(h->string), h->valuestring, err, err_len) != CONFIG_OK)
-                return CONFIG_ERROR;
-        }
-        return CONFIG_OK;
-    }
-    if (strcmp(key, "cors-origins") == 0) {
-        if (!cJSON_IsArray(item))
-            return fail(err, err_len, "%s: \"cors-origins\" must be an array of strings", path);
-        const cJSON *o;
-        cJSON_ArrayForEach(o, item) {
-            if (!cJSON_IsString(o))
-                return fail(err, err_len, "%s: \"cors-origins\" must hold strings", path);
-            if (add_cors_origin(cfg, o->valuestring, err, err_len) != CONFIG_OK)
-                return CONFIG_ERROR;
-        }
-        return CONFIG_OK;
-    }
-    if (strcmp(key, "service-keys") == 0) {
-        if (!cJSON_IsArray(item))
-            return fail(err, err_len, "%s: \"service-keys\" must be an array of strings", path);
-        const cJSON *k;
-        cJSON_ArrayForEach(k, item) {
-            if (!cJSON_IsString(k))
-                return fail(err, err_len, "%s: \"service-keys\" must hold strings", path);
-            if (add_service_key(cfg, k->valuestring, err, err_len) != CONFIG_OK)
-                return CONFIG_ERROR;
-        }
-        return CONFIG_OK;
-    }
+    if (strcmp(key, "hubs") == 0)
+        return cJSON_IsObject(item) ? add_members(cfg, item, path, add_hub_member, err, err_len)
+                                    : fail(err, err_len, "%s: \"hubs\" must be an object of NAME: URL", path);
+    if (strcmp(key, "cors-origins") == 0)
+        return cJSON_IsArray(item) ? add_members(cfg, item, path, add_cors_member, err, err_len)
+                                   : fail(err, err_len, "%s: \"cors-origins\" must be an array of strings", path);
+    if (strcmp(key, "service-keys") == 0)
+        return cJSON_IsArray(item) ? add_members(cfg, item, path, add_service_key_member, err, err_len)
+                                   : fail(err, err_len, "%s: \"service-keys\" must be an array of strings", path);
     if (strcmp(key, "config") == 0 || strcmp(key, "hub") == 0 || strcmp(key, "cors-origin") == 0)
         return fail(err, err_len, "%s: key \"%s\" is not allowed in a config file", path, key);
     char number[64];

@@ -16,19 +16,6 @@
 
 #define HANDSHAKE_MAX_BYTES (32u << 10) /* as the server: 32 KB without an RS cancels it */
 
-/* What opening the channel needs, captured at the upgrade (lws frees the
- * request's headers once the WebSocket is up); freed once the channel is opened. */
-struct hub_client_copy {
-    char *query;
-    struct header_list headers;
-    char *forwarded_for;
-    char *negotiated_token;
-    char *connection_id;        /* service mode: the relay's id for the client */
-    struct hub_claim *claims;   /* service mode: its verified claims, strings in claim_bytes */
-    size_t claim_count;
-    char *claim_bytes;
-};
-
 static const struct hub_channel_ops core_channel_ops;
 
 static bool is_binary(const struct core_session *s)
@@ -146,7 +133,7 @@ static uint32_t random_u32(void)
     return r;
 }
 
-static void arm_keepalive(struct core_session *s, uint64_t from)
+static void core_arm_keepalive(struct core_session *s, uint64_t from)
 {
     loop_timer_schedule(s->loop, &s->keepalive_timer, from + s->loop->cfg->keepalive_ms);
 }
@@ -174,7 +161,7 @@ static void core_keepalive_due(struct timer_entry *e)
     if (now - s->last_sent_ms >= s->loop->cfg->keepalive_ms)
         send_ping(s);
     if (s->state == CORE_OPEN)
-        arm_keepalive(s, s->last_sent_ms);
+        core_arm_keepalive(s, s->last_sent_ms);
 }
 
 static void core_timeout_due(struct timer_entry *e)
@@ -198,37 +185,15 @@ static void core_timeout_due(struct timer_entry *e)
 
 /* ------------------------------------------------------------------- hub */
 
-static void client_copy_free(struct hub_client_copy *c)
-{
-    if (!c)
-        return;
-    free(c->query);
-    header_list_free(&c->headers);
-    free(c->forwarded_for);
-    free(c->negotiated_token);
-    free(c->connection_id);
-    free(c->claims);
-    free(c->claim_bytes);
-    free(c);
-}
-
 static void open_channel(struct core_session *s)
 {
     struct hub_client_copy *c = s->client;
-    struct hub_channel_client client = {
-        .connection_id = c->connection_id,
-        .claims = c->claims,
-        .claim_count = c->claim_count,
-        .negotiated_token = c->negotiated_token,
-        .headers = &c->headers,
-        .query = c->query,
-        .forwarded_for = c->forwarded_for,
-    };
+    struct hub_channel_client client = hub_client_copy_view(c);
     const char *why = NULL;
     s->channel = hub_channel_open(s->endpoint, &client, &core_channel_ops, s, &why);
     /* The channel keeps its own copies: an idle session holds none of this. */
     s->client = NULL;
-    client_copy_free(c);
+    hub_client_copy_free(c);
     if (!s->channel)
         report_hub_loss(s, why);
 }
@@ -260,7 +225,7 @@ static void inspect_hub_message(struct core_session *s, const struct wsmsg *m)
             handshake_response_release(&resp);
         }
         if (!s->hub_sent_close)
-            arm_keepalive(s, clock_now_ms());
+            core_arm_keepalive(s, clock_now_ms());
         if (!whole)
             return;
         len -= consumed;
@@ -465,28 +430,22 @@ void core_sessions_shutdown(struct core_sessions *table)
     }
 }
 
-/* A copy of the identity's claims: one array, one block of strings. */
+/* The identity into the copy (hub_client_copy_free frees it): the id and each claim's strings. */
 static bool identity_copy(struct hub_client_copy *c, const struct core_session_identity *identity)
 {
-    size_t bytes = 0;
-    for (size_t i = 0; i < identity->claim_count; i++)
-        bytes += strlen(identity->claims[i].type) + strlen(identity->claims[i].value) + 2;
     c->connection_id = strdup(identity->connection_id);
-    c->claims = calloc(identity->claim_count ? identity->claim_count : 1, sizeof *c->claims);
-    c->claim_bytes = malloc(bytes ? bytes : 1);
-    if (!c->connection_id || !c->claims || !c->claim_bytes)
+    c->claims = identity->claim_count ? calloc(identity->claim_count, sizeof *c->claims) : NULL;
+    if (!c->connection_id || (identity->claim_count && !c->claims))
         return false;
-    char *w = c->claim_bytes;
-    for (size_t i = 0; i < identity->claim_count; i++) {
-        size_t tn = strlen(identity->claims[i].type) + 1, vn = strlen(identity->claims[i].value) + 1;
-        memcpy(w, identity->claims[i].type, tn);
-        c->claims[i].type = w;
-        w += tn;
-        memcpy(w, identity->claims[i].value, vn);
-        c->claims[i].value = w;
-        w += vn;
+    for (; c->claim_count < identity->claim_count; c->claim_count++) {
+        struct hub_claim *dst = &c->claims[c->claim_count];
+        dst->type = strdup(identity->claims[c->claim_count].type);
+        dst->value = strdup(identity->claims[c->claim_count].value);
+        if (!dst->type || !dst->value) {
+            c->claim_count++; /* freed with the others */
+            return false;
+        }
     }
-    c->claim_count = identity->claim_count;
     return true;
 }
 
@@ -511,9 +470,11 @@ static struct hub_client_copy *client_copy_capture(struct lws *wsi, struct negot
     if (negotiation) {
         c->negotiated_token = negotiation->backend_token;
         negotiation->backend_token = NULL;
+        c->connection_id = negotiation->backend_connection_id;
+        negotiation->backend_connection_id = NULL;
     }
     if (!ok || !c->forwarded_for) {
-        client_copy_free(c);
+        hub_client_copy_free(c);
         return NULL;
     }
     return c;
@@ -542,12 +503,10 @@ struct core_session *core_session_create(struct core_sessions *table, struct lws
     timer_entry_init(&s->keepalive_timer, core_keepalive_due);
     timer_entry_init(&s->timeout_timer, core_timeout_due);
     snprintf(s->connection_id, sizeof s->connection_id, "-");
-    if (negotiation) {
-        snprintf(s->connection_id, sizeof s->connection_id, "%s", negotiation->backend_connection_id);
+    if (c->connection_id)
+        snprintf(s->connection_id, sizeof s->connection_id, "%s", c->connection_id);
+    if (negotiation)
         core_negotiation_free(negotiation);
-    }
-    if (identity)
-        snprintf(s->connection_id, sizeof s->connection_id, "%s", identity->connection_id);
     list_push_back(&table->all, &s->link);
     s->loop->stats.sessions_active++;
     return s;
@@ -576,7 +535,7 @@ void core_session_destroy(struct core_session *s)
     list_unlink(&s->link);
     s->loop->stats.sessions_active--;
     s->loop->stats.sessions_closed++;
-    client_copy_free(s->client);
+    hub_client_copy_free(s->client);
     free(s->hub_failure);
     free(s);
 }

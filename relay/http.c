@@ -31,12 +31,6 @@ enum http_method http_request_method(struct lws *wsi)
     return HTTP_OTHER;
 }
 
-const char *http_method_name(enum http_method m)
-{
-    static const char *names[] = { "OTHER", "GET", "POST", "OPTIONS", "DELETE", "PUT", "PATCH", "HEAD" };
-    return names[m];
-}
-
 bool http_request_path(struct lws *wsi, char *out, size_t len)
 {
     for (size_t i = 0; i < sizeof method_tokens / sizeof method_tokens[0]; i++) {
@@ -213,7 +207,7 @@ void http_forwarded_for(struct lws *wsi, char *out, size_t len)
         snprintf(out, len, "%s", peer);
 }
 
-bool http_allowed_origin(const struct relay_config *cfg, struct lws *wsi, char *out, size_t len)
+static bool http_allowed_origin(const struct relay_config *cfg, struct lws *wsi, char *out, size_t len)
 {
     if (cfg->cors_origin_count == 0 || http_header(wsi, WSI_TOKEN_ORIGIN, out, len) <= 0)
         return false;
@@ -223,7 +217,7 @@ bool http_allowed_origin(const struct relay_config *cfg, struct lws *wsi, char *
     return false;
 }
 
-bool http_add_cors_headers(const struct relay_config *cfg, struct lws *wsi, unsigned char **p, unsigned char *end)
+static bool http_add_cors_headers(const struct relay_config *cfg, struct lws *wsi, unsigned char **p, unsigned char *end)
 {
     char origin[256];
     if (!http_allowed_origin(cfg, wsi, origin, sizeof origin))
@@ -252,7 +246,7 @@ static int finish_transaction(struct lws *wsi)
     return lws_http_transaction_completed(wsi) ? -1 : 0;
 }
 
-int http_write_response(const struct relay_config *cfg, struct lws *wsi, unsigned status, const char *content_type,
+static int http_write_response(const struct relay_config *cfg, struct lws *wsi, unsigned status, const char *content_type,
                         const char *body, size_t body_len)
 {
     unsigned char headers[LWS_PRE + 2048];

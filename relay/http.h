@@ -18,7 +18,6 @@ struct relay_config;
 enum http_method { HTTP_OTHER = 0, HTTP_GET, HTTP_POST, HTTP_OPTIONS, HTTP_DELETE, HTTP_PUT, HTTP_PATCH, HTTP_HEAD };
 
 enum http_method http_request_method(struct lws *wsi);
-const char *http_method_name(enum http_method m);
 
 /* Copies the request path (no query) into out. False if absent or too long. */
 bool http_request_path(struct lws *wsi, char *out, size_t len);
@@ -52,9 +51,6 @@ const char *header_list_get(const struct header_list *list, const char *name);
  * forwards ("a, b" when the client came through another proxy). */
 void http_forwarded_for(struct lws *wsi, char *out, size_t len);
 
-/* If the request has an Origin on the configured allow-list, copies it. */
-bool http_allowed_origin(const struct relay_config *cfg, struct lws *wsi, char *out, size_t len);
-
 /* For a request answered later (once the backend has answered): lws reads
  * nothing more of a request's connection before its answer, so the EOF of a
  * client that hangs up meanwhile would stay unread and wake the event loop
@@ -71,11 +67,6 @@ void http_answer_ready(struct lws *wsi);
 int http_respond(const struct relay_config *cfg, struct lws *wsi, unsigned status, const char *content_type,
                  const char *body, size_t body_len);
 
-/* Writes a whole response without completing the transaction: for refusing
- * a WebSocket upgrade, after which the callback returns 1. 0 on success. */
-int http_write_response(const struct relay_config *cfg, struct lws *wsi, unsigned status, const char *content_type,
-                        const char *body, size_t body_len);
-
 /* http_respond with a text/plain body: the C string text. */
 int http_respond_text(const struct relay_config *cfg, struct lws *wsi, unsigned status, const char *text);
 
@@ -85,9 +76,5 @@ int http_refuse_upgrade(const struct relay_config *cfg, struct lws *wsi, unsigne
 
 /* Answers a CORS preflight (OPTIONS) from an allowed origin with 204, or 403 otherwise. */
 int http_respond_preflight(const struct relay_config *cfg, struct lws *wsi);
-
-/* Adds the CORS headers (when allowed) to a header block being built, e.g. for a WebSocket
- * upgrade. Returns false if the block is full. */
-bool http_add_cors_headers(const struct relay_config *cfg, struct lws *wsi, unsigned char **p, unsigned char *end);
 
 #endif

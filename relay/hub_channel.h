@@ -206,6 +206,23 @@ static inline void hub_channel_close(struct hub_channel *ch, const char *error)
     ch->cls->close(ch, error);
 }
 
+/* An owned copy of a client's strings, for whoever opens a channel later
+ * than it learnt them (a session before its WebSocket is up, a proxy channel
+ * while it negotiates). view() gives the struct open takes. */
+struct hub_client_copy {
+    char *connection_id;
+    char *negotiated_token;
+    struct hub_claim *claims;
+    size_t claim_count;
+    struct header_list headers;
+    char *query;
+    char *forwarded_for;
+};
+/* A deep copy of src, or NULL when out of memory. */
+struct hub_client_copy *hub_client_copy_new(const struct hub_channel_client *src);
+void hub_client_copy_free(struct hub_client_copy *c);
+struct hub_channel_client hub_client_copy_view(const struct hub_client_copy *c);
+
 /* ---- for implementations ------------------------------------------------ */
 
 void hub_channel_init(struct hub_channel *ch, const struct hub_channel_class *cls,

@@ -120,6 +120,8 @@ static void link_send(struct legacy_link *l, struct wsmsg *m)
         l->full = true;
 }
 
+/* A message that cannot be built is never dropped quietly: the link fails
+ * (see end_if_out_of_memory) and the client hears why. */
 static bool link_send_json(struct legacy_link *l, const struct hub_msg *msg)
 {
     struct buf out;
@@ -127,9 +129,23 @@ static bool link_send_json(struct legacy_link *l, const struct hub_msg *msg)
     bool ok = core_json_encode(msg, &out, NULL) == PROTO_OK;
     struct wsmsg *m = ok ? wsmsg_copy(out.data, out.len, false) : NULL;
     buf_free(&out);
-    if (m)
+    if (m) {
         link_send(l, m);
-    return m != NULL;
+        return true;
+    }
+    if (!l->out_of_memory)
+        l->hub->loop->stats.out_of_memory_closes++;
+    l->out_of_memory = true;
+    return false;
+}
+
+static void link_failed(struct legacy_link *l, const char *why);
+
+/* At the end of every entry point: a message could not be built meanwhile. */
+static void end_if_out_of_memory(struct legacy_link *l)
+{
+    if (l->out_of_memory && l->state != LEGACY_LINK_FAILED)
+        link_failed(l, "the relay ran out of memory");
 }
 
 static bool send_call(struct legacy_link *l, struct legacy_call *c)
@@ -162,6 +178,7 @@ void legacy_link_invoke(struct legacy_link *l, const char *legacy_id, const stru
         fire.target = msg->target;
         fire.args = msg->args;
         link_send_json(l, &fire);
+        end_if_out_of_memory(l);
         return;
     }
     struct legacy_call *c = calloc(1, sizeof *c);
@@ -184,6 +201,7 @@ void legacy_link_invoke(struct legacy_link *l, const char *legacy_id, const stru
         reply_error(l, legacy_id, OUT_OF_MEMORY_TEXT);
         call_free(c);
     }
+    end_if_out_of_memory(l);
 }
 
 /* ------------------------------------------------------------ lifecycle */
@@ -387,7 +405,7 @@ static bool handle_core_record(struct legacy_link *l, struct span record)
     return alive;
 }
 
-static void link_message(void *owner, struct wsmsg *m)
+static void channel_message(void *owner, struct wsmsg *m)
 {
     struct legacy_link *l = owner;
     const char *data = (const char *)m->payload;
@@ -404,9 +422,10 @@ static void link_message(void *owner, struct wsmsg *m)
         len -= consumed;
     }
     wsmsg_free(m);
+    end_if_out_of_memory(l);
 }
 
-static void link_ended(void *owner, const char *why)
+static void channel_ended(void *owner, const char *why)
 {
     struct legacy_link *l = owner;
     l->channel = NULL;
@@ -414,7 +433,7 @@ static void link_ended(void *owner, const char *why)
         link_failed(l, why ? why : "the backend closed the connection");
 }
 
-static void link_drained(void *owner)
+static void channel_drained(void *owner)
 {
     struct legacy_link *l = owner;
     l->full = false;
@@ -422,8 +441,8 @@ static void link_drained(void *owner)
 }
 
 static const struct hub_channel_ops link_channel_ops = {
-    .message = link_message,
-    .drained = link_drained,
-    .refused = link_ended,
-    .closed = link_ended,
+    .message = channel_message,
+    .drained = channel_drained,
+    .refused = channel_ended,
+    .closed = channel_ended,
 };

@@ -65,6 +65,7 @@ struct legacy_link {
     char hub_as_spelled[CONN_TOKEN_MAX_HUB_LEN + 1];
     bool listed;               /* named in connectionData: server pushes are delivered */
     bool full;                 /* the channel's queue is above --max-buffered */
+    bool out_of_memory;        /* a message for the hub could not be built: the link fails */
     enum legacy_link_state state;
     struct hub_channel *channel;
     struct list_node calls;    /* struct legacy_call awaiting completions */

@@ -1,4 +1,4 @@
-/* legacy_session.c - a legacy connection: receive channel, replay, flow control, its hub links (see legacy_session.h). */
+/* legacy_session.c - one legacy connection, whatever socket it has now (see legacy_session.h). */
 #include "relay/legacy_session.h"
 
 #include <openssl/rand.h>
@@ -29,17 +29,25 @@ static const struct legacy_start_ops session_start_ops;
 
 static void pause_links(struct legacy_session *s, bool paused);
 
-/* Every frame to the client goes out here. A frame that cannot be allocated
- * ends the connection instead of going missing (docs/ARCHITECTURE.md). */
+/* A message for the client that cannot be kept ends the connection instead
+ * of going missing (docs/ARCHITECTURE.md, out of memory). */
+static void out_of_memory(struct legacy_session *s)
+{
+    if (s->closing)
+        return;
+    s->loop->stats.out_of_memory_closes++;
+    log_warn("legacy %s: out of memory for a message to the client; ending the connection", s->connection_id);
+    session_end(s, OUT_OF_MEMORY_TEXT);
+}
+
+/* Every frame to the client goes out here. */
 static void queue_text(struct legacy_session *s, const char *data, size_t len)
 {
     if (!s->wsi)
         return;
     struct wsmsg *m = wsmsg_copy(data, len, false);
     if (!m) {
-        s->loop->stats.out_of_memory_closes++;
-        log_warn("legacy %s: out of memory for a frame to the client; ending the connection", s->connection_id);
-        session_end(s, NULL);
+        out_of_memory(s);
         return;
     }
     s->last_sent_ms = clock_now_ms();
@@ -80,12 +88,18 @@ static void add_one(void *ctx, struct legacy_response *r)
 static void push_element(struct legacy_session *s, struct span element)
 {
     uint64_t seq = replay_ring_append(&s->ring, element.ptr, element.len);
-    if (!seq || !s->channel_live || s->closing)
+    if (!seq) {
+        out_of_memory(s);
+        return;
+    }
+    if (!s->channel_live || s->closing)
         return;
     struct buf frame;
     buf_init(&frame);
     if (encode_frame(s, &frame, seq, false, add_one, &element))
         queue_text(s, frame.data, frame.len);
+    else
+        out_of_memory(s);
     buf_free(&frame);
 }
 
@@ -193,6 +207,7 @@ static struct legacy_link *open_link(struct legacy_session *s, struct legacy_hub
         return NULL;
     s->links = grown;
     struct hub_channel_client client = {
+        .connection_id = s->connection_id,
         .headers = &s->headers,
         .query = s->query,
         .forwarded_for = s->forwarded_for,
@@ -252,7 +267,7 @@ int legacy_session_start(struct legacy_session *s, struct lws *wsi)
 
 /* -------------------------------------------------------------- timers */
 
-static void arm_keepalive(struct legacy_session *s)
+static void legacy_arm_keepalive(struct legacy_session *s)
 {
     loop_timer_schedule(s->loop, &s->keepalive_timer, s->last_sent_ms + s->loop->cfg->legacy_keepalive_ms);
 }
@@ -414,6 +429,7 @@ void legacy_session_attach(struct legacy_session *s, struct lws *wsi, bool recon
         lws_set_timeout(s->wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
         msg_queue_clear(&s->to_client);
         s->client_paused = false; /* the new socket is read from the start */
+        pause_links(s, false);    /* and nothing waits for it yet */
     }
     timer_cancel(&s->disconnect_timer);
     s->wsi = wsi;
@@ -445,7 +461,7 @@ void legacy_session_established(struct legacy_session *s)
     s->channel_live = true;
     s->last_sent_ms = clock_now_ms();
     s->last_heard_ms = s->last_sent_ms;
-    arm_keepalive(s);
+    legacy_arm_keepalive(s);
 }
 
 /* --------------------------------------------------------- from client */

@@ -7,20 +7,19 @@
 
 #include "protocol/negotiate.h"
 
-/* What the link will need once negotiate answered; only while negotiating. */
+/* While negotiating: what the link will need, and what was sent meanwhile. */
 struct proxy_pending {
-    char *query;
-    struct header_list headers;
-    char *forwarded_for;
+    struct hub_client_copy *client;
+    struct msg_queue early;
 };
 
+/* An open channel holds no more than this (it is per client, idle or not). */
 struct proxy_channel {
     struct hub_channel base;
     struct proxy_endpoint *ep;
     struct backend_negotiate *negotiating; /* step 1, when the client's negotiate left no token */
-    struct proxy_pending *pending;
+    struct proxy_pending *pending;         /* only while negotiating */
     struct backend_link *link;             /* step 2 */
-    struct msg_queue early;                /* sent before the link exists */
     char *connection_id;                   /* learnt by negotiating, until `opened` reports it */
     bool full;                             /* HUB_SEND_FULL was returned; `drained` not yet */
     bool paused;                           /* the owner paused delivery */
@@ -33,30 +32,13 @@ static void pending_free(struct proxy_pending *p)
 {
     if (!p)
         return;
-    free(p->query);
-    header_list_free(&p->headers);
-    free(p->forwarded_for);
+    msg_queue_clear(&p->early);
+    hub_client_copy_free(p->client);
     free(p);
-}
-
-static struct proxy_pending *pending_copy(const struct hub_channel_client *client)
-{
-    struct proxy_pending *p = calloc(1, sizeof *p);
-    if (!p)
-        return NULL;
-    bool ok = client->headers ? header_list_copy(&p->headers, client->headers) : (buf_init(&p->headers.pairs), true);
-    p->query = strdup(client->query ? client->query : "");
-    p->forwarded_for = client->forwarded_for ? strdup(client->forwarded_for) : NULL;
-    if (!ok || !p->query || (client->forwarded_for && !p->forwarded_for)) {
-        pending_free(p);
-        return NULL;
-    }
-    return p;
 }
 
 static void proxy_free(struct proxy_channel *ch)
 {
-    msg_queue_clear(&ch->early);
     pending_free(ch->pending);
     free(ch->connection_id);
     free(ch);
@@ -76,7 +58,7 @@ static bool proxy_link(struct proxy_channel *ch, const struct backend_params *pa
     if (!ch->link)
         return false;
     struct wsmsg *m;
-    while ((m = msg_queue_pop(&ch->early)) != NULL)
+    while (ch->pending && (m = msg_queue_pop(&ch->pending->early)) != NULL)
         backend_link_send(ch->link, m);
     return true;
 }
@@ -107,12 +89,12 @@ static void proxy_negotiated(void *owner, unsigned status, const char *body, siz
     char *backend_token = strndup(token.ptr, token.len);
     ch->connection_id = strndup(resp.connection_id.ptr, resp.connection_id.len);
     negotiate_response_release(&resp);
-    struct proxy_pending *p = ch->pending;
-    struct backend_params params = { ch->ep->route, p->query, &p->headers, p->forwarded_for };
+    struct hub_client_copy *c = ch->pending->client;
+    struct backend_params params = { ch->ep->route, c->query, &c->headers, c->forwarded_for };
     bool linked = backend_token && proxy_link(ch, &params, backend_token);
     free(backend_token);
+    pending_free(ch->pending);
     ch->pending = NULL;
-    pending_free(p);
     if (!linked)
         proxy_refuse(ch, "the WebSocket connection could not be started");
 }
@@ -128,7 +110,6 @@ static struct hub_channel *proxy_open(struct hub_endpoint *base, const struct hu
     }
     hub_channel_init(&ch->base, &proxy_class, ops, owner);
     ch->ep = ep;
-    msg_queue_init(&ch->early);
     struct backend_params params = { ep->route, client->query, client->headers, client->forwarded_for };
     if (client->negotiated_token) {
         if (!proxy_link(ch, &params, client->negotiated_token)) {
@@ -138,8 +119,14 @@ static struct hub_channel *proxy_open(struct hub_endpoint *base, const struct hu
         }
         return &ch->base;
     }
-    ch->pending = pending_copy(client);
-    ch->negotiating = ch->pending ? backend_negotiate_start(ep->backends, &params, proxy_negotiated, ch) : NULL;
+    ch->pending = calloc(1, sizeof *ch->pending);
+    if (ch->pending) {
+        msg_queue_init(&ch->pending->early);
+        ch->pending->client = hub_client_copy_new(client);
+    }
+    ch->negotiating = ch->pending && ch->pending->client
+                          ? backend_negotiate_start(ep->backends, &params, proxy_negotiated, ch)
+                          : NULL;
     if (!ch->negotiating) {
         *why = "negotiate could not be started";
         proxy_free(ch);
@@ -205,9 +192,9 @@ static enum hub_send_result proxy_send(struct hub_channel *base, struct wsmsg *m
         if (!backend_link_send(ch->link, msg))
             return HUB_SEND_CLOSED;
         queued = backend_link_queued(ch->link);
-    } else {
-        msg_queue_push(&ch->early, msg);
-        queued = ch->early.bytes;
+    } else { /* negotiating: there is no link without pending */
+        msg_queue_push(&ch->pending->early, msg);
+        queued = ch->pending->early.bytes;
     }
     if (queued <= ch->ep->backends->loop->cfg->max_buffered_bytes)
         return HUB_SEND_OK;

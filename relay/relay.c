@@ -45,6 +45,8 @@ static int respond_text(struct relay *relay, struct lws *wsi, unsigned status, c
     return http_respond_text(relay->loop.cfg, wsi, status, text);
 }
 
+static void relay_render_metrics(struct relay *relay, struct buf *out);
+
 static int serve_metrics(struct relay *relay, struct lws *wsi)
 {
     struct buf out;
@@ -245,6 +247,9 @@ static int server_callback(struct lws *wsi, enum lws_callback_reasons reason, vo
 
 /* The most lws may send() at once for us (see relay_start). */
 #define RELAY_TX_PACKET_BYTES (16u << 20)
+/* Shutdown: how long connections get to say goodbye, and how often the relay looks. */
+#define DRAIN_MAX_MS 2000
+#define DRAIN_CHECK_MS 50
 
 int relay_start(struct relay *relay, const struct relay_config *cfg)
 {
@@ -322,7 +327,7 @@ int relay_start(struct relay *relay, const struct relay_config *cfg)
     return 0;
 }
 
-/* While draining, checks every 50 ms whether everything is closed or time is up. */
+/* While draining, checks every DRAIN_CHECK_MS whether everything is closed or time is up. */
 static void drain_tick(struct timer_entry *e)
 {
     struct relay *relay = list_container_of(e, struct relay, drain_timer);
@@ -333,19 +338,19 @@ static void drain_tick(struct timer_entry *e)
         loop_break(&relay->loop);
         return;
     }
-    loop_timer_schedule(&relay->loop, e, clock_now_ms() + 50);
+    loop_timer_schedule(&relay->loop, e, clock_now_ms() + DRAIN_CHECK_MS);
 }
 
 /* On stop, connections get a proper goodbye before the context is destroyed:
  * Core clients a Close with allowReconnect, legacy clients a clean close
  * (both then reconnect, to another instance if there is one), backend links
- * a clean close (the backend runs OnDisconnectedAsync). At most 2 s. */
+ * a clean close (the backend runs OnDisconnectedAsync). At most DRAIN_MAX_MS. */
 static void drain(struct relay *relay)
 {
     core_sessions_shutdown(&relay->sessions); /* service mode: the apps hear CloseConnection */
     legacy_table_shutdown(&relay->legacy);
     service_servers_shutdown(&relay->service);
-    relay->drain_deadline = clock_now_ms() + 2000;
+    relay->drain_deadline = clock_now_ms() + DRAIN_MAX_MS;
     timer_entry_init(&relay->drain_timer, drain_tick);
     loop_timer_schedule(&relay->loop, &relay->drain_timer, clock_now_ms());
     while (!relay->drained && loop_run_once(&relay->loop))
@@ -378,7 +383,8 @@ void relay_destroy(struct relay *relay)
     service_free(&relay->service);
 }
 
-void relay_render_metrics(struct relay *relay, struct buf *out)
+/* Renders /metrics (Prometheus text format) into out. */
+static void relay_render_metrics(struct relay *relay, struct buf *out)
 {
     const struct relay_stats *s = &relay->loop.stats;
     char text[2048];

@@ -1,25 +1,22 @@
-/* relay.h - the relay process: one libwebsockets context, one event loop,
- * one timer wheel, and the tables that outlive a single request.
+/* relay.h - the relay process: start, HTTP routing, shutdown.
  *
- * struct relay owns everything the relay holds at run time: the lws context
- * and vhost, the timer wheel and the one lws scheduled callback that drives
- * it, the table of negotiated-but-unconnected Core connections, the token
- * key, and the counters /metrics shows. Nothing of it is global: every
- * callback finds the relay through lws_context_user(). */
+ * struct relay owns everything the relay holds at run time: the loop (event
+ * loop, lws context, timer wheel, config, counters), the backends and one
+ * hub endpoint per configured hub, the table of negotiated-but-unconnected
+ * Core connections, the Core sessions and the legacy table. Nothing of it is
+ * global: every callback finds the relay through lws_context_user(). relay.c
+ * routes each request to the module that serves it and shuts everything
+ * down in order; the modules never call back into it. */
 #ifndef SR_RELAY_H
 #define SR_RELAY_H
 
-#include <ev.h>
 #include <libwebsockets.h>
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "containers/buf.h"
-#include "relay/config.h"
 #include "containers/dict.h"
-#include "containers/list.h"
-#include "hub/conn_token.h"
 #include "containers/timer_wheel.h"
+#include "relay/config.h"
 #include "relay/backend.h"
 #include "relay/core_negotiate.h"
 #include "relay/core_session.h"
@@ -54,8 +51,5 @@ void relay_run(struct relay *relay);
 void relay_stop(struct relay *relay);
 /* Closes every connection and frees everything relay_start made. */
 void relay_destroy(struct relay *relay);
-
-/* Renders /metrics (Prometheus text format) into out. */
-void relay_render_metrics(struct relay *relay, struct buf *out);
 
 #endif

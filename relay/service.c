@@ -7,7 +7,6 @@
 #include <string.h>
 #include <time.h>
 
-#include "relay/service_channel.h"
 
 bool service_init(struct service *svc, struct loop *loop, const uint8_t seed[DICT_SEED_LEN])
 {
@@ -76,7 +75,7 @@ static bool hub_key_is_valid(struct span key)
     return true;
 }
 
-struct service_hub *service_hub_get(struct service *svc, struct span key)
+struct service_hub *service_hub_get(struct service *svc, struct span key, service_channel_open_fn open)
 {
     struct service_hub *hub = service_hub_find(svc, key);
     if (hub || !hub_key_is_valid(key))
@@ -87,7 +86,7 @@ struct service_hub *service_hub_get(struct service *svc, struct span key)
     for (size_t i = 0; i < key.len; i++)
         hub->key[i] = (char)tolower((unsigned char)key.ptr[i]);
     hub->endpoint.name = hub->key;
-    hub->endpoint.open = service_channel_open;
+    hub->endpoint.open = open;
     hub->service = svc;
     svc_hub_init(&hub->model, svc->seed);
     list_push_back(&svc->hubs, &hub->link);

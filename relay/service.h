@@ -48,6 +48,26 @@ struct service_stats {
 
 struct service;
 
+/* A server connection as the service channels see it (relay/service_server.c
+ * embeds one; svc_server_conn.owner points at it): where a client's messages
+ * to the app go. It keeps channels and server connections from including
+ * each other: the server connection calls into the channels, the channels
+ * reach the connection only through this. */
+struct service_uplink {
+    /* Appends one encoded service message. False if the connection is
+     * closing or out of memory (its end then reaches the channel). */
+    bool (*write)(struct service_uplink *up, const struct buf *encoded);
+    /* Bytes waiting to be written on the connection. */
+    size_t (*queued)(const struct service_uplink *up);
+    /* Channels told HUB_SEND_FULL, to hear `drained` when the queue fell to half the mark. */
+    struct list_node full_channels;
+};
+
+/* What opens a client's channel on a hub (service_channel_open). */
+typedef struct hub_channel *(*service_channel_open_fn)(struct hub_endpoint *ep, const struct hub_channel_client *client,
+                                                       const struct hub_channel_ops *ops, void *owner,
+                                                       const char **why);
+
 /* One hub as the apps named it. */
 struct service_hub {
     struct hub_endpoint endpoint;   /* what its Core sessions open channels on */
@@ -80,9 +100,9 @@ void service_free(struct service *svc);
 
 /* The hub with this key (ASCII case-insensitive), or NULL. */
 struct service_hub *service_hub_find(struct service *svc, struct span key);
-/* The same, created when absent; NULL for a key that is not a hub key (1-128 of [A-Za-z0-9_.-])
- * or when out of memory. */
-struct service_hub *service_hub_get(struct service *svc, struct span key);
+/* The same, created when absent with `open` as its endpoint's open; NULL for
+ * a key that is not a hub key (1-128 of [A-Za-z0-9_.-]) or when out of memory. */
+struct service_hub *service_hub_get(struct service *svc, struct span key, service_channel_open_fn open);
 /* True if some server connection of the hub takes new clients. */
 bool service_hub_accepting(const struct service_hub *hub);
 

@@ -10,7 +10,6 @@
 #include "relay/clock.h"
 #include "relay/log.h"
 #include "relay/service.h"
-#include "relay/service_server.h"
 
 enum channel_state {
     CHANNEL_NEW,     /* opened; begin not called yet */
@@ -37,7 +36,7 @@ struct service_channel {
     struct hub_channel base;
     struct service_hub *hub;
     struct svc_client client;        /* in hub->model while in_model */
-    struct service_server *server;   /* the bound server connection, while in_model */
+    struct service_uplink *server;   /* the bound server connection, while in_model */
     enum channel_state state;
     bool in_model;
     bool paused;                     /* the owner paused delivery */
@@ -105,7 +104,7 @@ static void send_close_connection(struct service_channel *ch, const char *error)
     buf_init(&out);
     if (svc_encode_close_connection(&out, span_from_cstr(ch->id), error ? span_from_cstr(error) : SPAN_LIT(""),
                                     NULL) == PROTO_OK)
-        service_server_write(ch->server, &out);
+        ch->server->write(ch->server, &out);
     buf_free(&out);
 }
 
@@ -391,7 +390,7 @@ struct hub_channel *service_channel_open(struct hub_endpoint *ep, const struct h
 /* After a write toward the app: FULL when the shared queue is over the mark. */
 static enum hub_send_result queue_state(struct service_channel *ch)
 {
-    if (service_server_queued(ch->server) <= loop_of(ch)->cfg->max_buffered_bytes)
+    if (ch->server->queued(ch->server) <= loop_of(ch)->cfg->max_buffered_bytes)
         return HUB_SEND_OK;
     if (!list_is_linked(&ch->full_link))
         list_push_back(&ch->server->full_channels, &ch->full_link);
@@ -426,7 +425,7 @@ static enum hub_send_result service_begin(struct hub_channel *base, enum hub_pro
                                          o->header_count, o->query, span_from_cstr(svc_protocol_name(p)), &err) == PROTO_OK &&
               svc_encode_connection_data(&out, span_from_cstr(ch->id), span_make((const char *)handshake->payload, handshake->len),
                                          false, &err) == PROTO_OK &&
-              service_server_write(ch->server, &out);
+              ch->server->write(ch->server, &out);
     buf_free(&out);
     wsmsg_free(handshake);
     open_free(o);
@@ -453,7 +452,7 @@ static enum hub_send_result service_send(struct hub_channel *base, struct wsmsg 
     buf_init(&out);
     bool ok = svc_encode_connection_data(&out, span_from_cstr(ch->id), span_make((const char *)msg->payload, msg->len),
                                          false, NULL) == PROTO_OK &&
-              service_server_write(ch->server, &out);
+              ch->server->write(ch->server, &out);
     buf_free(&out);
     wsmsg_free(msg);
     if (!ok) {

@@ -33,7 +33,7 @@
 
 struct service_channel;
 
-/* hub_endpoint.open of every service hub (relay/service.c). */
+/* hub_endpoint.open of every service hub (given to service_hub_get by relay/service_server.c). */
 struct hub_channel *service_channel_open(struct hub_endpoint *ep, const struct hub_channel_client *client,
                                          const struct hub_channel_ops *ops, void *owner, const char **why);
 

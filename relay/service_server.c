@@ -21,7 +21,9 @@ static const char *server_name(const struct service_server *s)
 
 /* ------------------------------------------------------------- writing */
 
-bool service_server_write(struct service_server *s, const struct buf *encoded)
+/* Appends one encoded service message (prefix + body) to what goes out.
+ * False if the connection is closing or out of memory (then it is being closed). */
+static bool service_server_write(struct service_server *s, const struct buf *encoded)
 {
     if (s->closing || !s->wsi || s->service->loop->destroying)
         return false;
@@ -45,9 +47,19 @@ nomem:
     return false;
 }
 
-size_t service_server_queued(const struct service_server *s)
+static size_t service_server_queued(const struct service_server *s)
 {
     return s->out.bytes + (s->batch ? s->batch->len : 0);
+}
+
+static bool uplink_write(struct service_uplink *up, const struct buf *encoded)
+{
+    return service_server_write(list_container_of(up, struct service_server, uplink), encoded);
+}
+
+static size_t uplink_queued(const struct service_uplink *up)
+{
+    return service_server_queued(list_container_of(up, const struct service_server, uplink));
 }
 
 static bool write_encoded(struct service_server *s, enum proto_status st, struct buf *out)
@@ -117,7 +129,7 @@ static void handshake(struct service_server *s, const struct svc_msg *m)
         close_server(s, LWS_CLOSE_STATUS_NORMAL, "unsupported service protocol version");
         return;
     }
-    if (svc_hub_add_server(&s->hub->model, &s->conn, span_from_cstr(s->conn_id), span_from_cstr(s->server_id), s) != HUB_OK) {
+    if (svc_hub_add_server(&s->hub->model, &s->conn, span_from_cstr(s->conn_id), span_from_cstr(s->server_id), &s->uplink) != HUB_OK) {
         s->service->loop->stats.out_of_memory_closes++;
         close_server(s, LWS_CLOSE_STATUS_UNEXPECTED_CONDITION, "out of memory");
         return;
@@ -278,8 +290,8 @@ int service_server_writeable(struct service_server *s)
     }
     if (!wsmsg_flush(s->wsi, &s->out))
         return -1;
-    if (!list_is_empty(&s->full_channels) && service_server_queued(s) <= s->service->loop->cfg->max_buffered_bytes / 2)
-        service_channels_drained(&s->full_channels);
+    if (!list_is_empty(&s->uplink.full_channels) && service_server_queued(s) <= s->service->loop->cfg->max_buffered_bytes / 2)
+        service_channels_drained(&s->uplink.full_channels);
     if (s->closing && msg_queue_is_empty(&s->out) && !s->batch && !lws_partial_buffered(s->wsi))
         return -1;
     return 0;
@@ -321,7 +333,7 @@ int service_server_confirm(struct service *svc, struct lws *wsi)
                  token_len <= 0 ? "no token" : err.detail);
         return http_refuse_upgrade(cfg, wsi, 401, "Unauthorized");
     }
-    struct service_hub *hub = service_hub_get(svc, span_make(hub_key, (size_t)hub_len));
+    struct service_hub *hub = service_hub_get(svc, span_make(hub_key, (size_t)hub_len), service_channel_open);
     struct service_server *s = hub ? calloc(1, sizeof *s) : NULL;
     if (!s) {
         svc_token_free(&t);
@@ -349,7 +361,9 @@ int service_server_confirm(struct service *svc, struct lws *wsi)
     s->hub = hub;
     svc_framer_init(&s->framer, cfg->max_message_bytes);
     msg_queue_init(&s->out);
-    list_init_head(&s->full_channels);
+    s->uplink.write = uplink_write;
+    s->uplink.queued = uplink_queued;
+    list_init_head(&s->uplink.full_channels);
     timer_entry_init(&s->tick, server_tick);
     list_push_back(&svc->servers, &s->link);
     svc->server_count++;
@@ -383,8 +397,8 @@ void service_server_destroy(struct service_server *s)
         log_info("service: hub %s: app server connection %s gone, %zu client%s closed", s->hub->key, s->conn_id, n,
                  n == 1 ? "" : "s");
     }
-    while (!list_is_empty(&s->full_channels))
-        list_unlink(s->full_channels.next);
+    while (!list_is_empty(&s->uplink.full_channels))
+        list_unlink(s->uplink.full_channels.next);
     list_unlink(&s->link);
     s->service->server_count--;
     svc_framer_free(&s->framer);

@@ -51,7 +51,7 @@ struct service_server {
     struct svc_framer framer;
     struct wsmsg *batch;            /* service messages not yet handed to lws */
     struct msg_queue out;           /* whole WebSocket messages waiting for the socket */
-    struct list_node full_channels; /* service channels told HUB_SEND_FULL, waiting for `drained` */
+    struct service_uplink uplink;   /* what the channels bound to it write through */
     struct timer_entry tick;        /* pings and the silence check */
     uint64_t last_received_ms;
     uint64_t last_ping_ms;
@@ -75,13 +75,5 @@ static inline bool service_servers_empty(const struct service *svc)
 {
     return list_is_empty(&svc->servers);
 }
-
-/* ---- for the service channels ---- */
-
-/* Appends one encoded service message (prefix + body) to what goes out.
- * False if the connection is closing or out of memory (then it is being closed). */
-bool service_server_write(struct service_server *s, const struct buf *encoded);
-/* Bytes waiting to be written on this connection. */
-size_t service_server_queued(const struct service_server *s);
 
 #endif

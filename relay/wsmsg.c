@@ -1,4 +1,4 @@
-/* wsmsg.c - WebSocket messages with lws headroom, and queues of them (see wsmsg.h). */
+/* wsmsg.c - whole WebSocket messages: receiving, queueing and writing them (see wsmsg.h). */
 #include "relay/wsmsg.h"
 
 #include <libwebsockets.h>

@@ -35,7 +35,8 @@ stage() {
 }
 
 unit_tests() {
-  cmake -S "$root" -B "$root/build/asan" -DCMAKE_BUILD_TYPE=Debug -DSR_SANITIZE=ON >/dev/null &&
+  "$root/scripts/check-layers.py" "$root" &&
+    cmake -S "$root" -B "$root/build/asan" -DCMAKE_BUILD_TYPE=Debug -DSR_SANITIZE=ON >/dev/null &&
     cmake --build "$root/build/asan" -j"$jobs" &&
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
       ctest --test-dir "$root/build/asan" --output-on-failure -j"$jobs"
