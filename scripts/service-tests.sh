@@ -139,6 +139,14 @@ if ! kill -0 "$APP_PID" 2>/dev/null; then
     failed=$((failed + 1))
     APP_PID=
 fi
+# The relay pings every server connection every 5 s: the SDK must never have timed one out.
+if grep -q "elapsed without receiving a message from service" "$APP_LOG"; then
+    echo "FAILED  the app timed out a server connection (no bytes from the relay for 30 s):"
+    grep "elapsed without receiving" "$APP_LOG" | head -3
+    failed=$((failed + 1))
+else
+    echo "ok      the app never timed out a server connection (the relay's [3] pings)"; passed=$((passed + 1))
+fi
 grep -E "Sanitizer|runtime error" "$RELAY_LOG" | head -5
 trap - EXIT
 finish

@@ -1,7 +1,7 @@
 // The relay's server side driven by hand: a fake app server speaks the service protocol on a raw
 // WebSocket, so a test controls fragmentation, packing, order and timing exactly (what the real
 // SDK does is covered by the other files; tests/service-app/OBSERVED.md is what it sends).
-import { test } from "node:test";
+import { test, before } from "node:test";
 import assert from "node:assert/strict";
 import crypto from "node:crypto";
 import WebSocket from "ws";
@@ -79,6 +79,15 @@ async function waitMsg(server, match, what, timeoutMs = 10000) {
     const found = await pollUntil(async () => server.got.filter(match), (list) => list.length > 0, what, timeoutMs, 20);
     return found;
 }
+
+// A server connection that goes silent after its handshake: opened first, judged last (the
+// relay drops a connection that sent nothing for 30 s, as the SDK does on its side).
+let silent;
+let silentSince;
+before(async () => {
+    silent = await fakeServer("silenthub");
+    silentSince = Date.now();
+});
 
 test("handshake split across fragments, several messages in one frame, Acks, pings, finack", T, async () => {
     const server = await fakeServer("fakehub", { handshake: false });
@@ -196,4 +205,13 @@ test("a client whose server connection goes is closed with allowReconnect; the a
         b.ws.terminate();
         server.ws.terminate();
     }
+});
+
+test("a server connection silent for 30 s is closed, after 30 s of [3] pings", { timeout: 60000 }, async () => {
+    const code = await withTimeout(silent.closedPromise, 45000, "the relay to close the silent connection");
+    const after = Date.now() - silentSince;
+    assert.ok(after >= 29000 && after < 40000, `closed after ${after} ms`);
+    assert.equal(code, 1001);
+    const pings = silent.got.filter((m) => m[0] === 3 && m.length === 1).length;
+    assert.ok(pings >= 5, `${pings} pings in 30 s`);
 });
