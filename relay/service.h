@@ -81,6 +81,7 @@ struct service_hub {
 struct service {
     struct loop *loop;
     bool enabled;                   /* some --service-key was given */
+    bool stopping;                  /* the relay is draining: no new server connections */
     struct span *keys;              /* the configured AccessKeys' bytes */
     size_t key_count;
     struct token_key token_key;     /* signs the connection tokens of /client/negotiate */

@@ -315,6 +315,8 @@ int service_server_confirm(struct service *svc, struct lws *wsi)
 {
     const struct relay_config *cfg = svc->loop->cfg;
     char hub_key[256], cid[256], token[SVC_TOKEN_MAX_CHARS + 1], header_id[256];
+    if (svc->stopping) /* the app retries with back-off, to another relay if there is one */
+        return http_refuse_upgrade(cfg, wsi, 503, "The relay is shutting down.");
     int hub_len = http_query_arg(wsi, "hub", hub_key, sizeof hub_key);
     int cid_len = http_query_arg(wsi, "cid", cid, sizeof cid);
     if (hub_len <= 0 || cid_len <= 0)
@@ -411,6 +413,7 @@ void service_server_destroy(struct service_server *s)
 
 void service_servers_shutdown(struct service *svc)
 {
+    svc->stopping = true;
     for (struct list_node *n = svc->servers.next; n != &svc->servers; n = n->next) {
         struct service_server *s = list_container_of(n, struct service_server, link);
         close_server(s, LWS_CLOSE_STATUS_GOINGAWAY, "the relay is shutting down");
