@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # service-tests.sh - service mode with real peers (tests/service, node --test): the real
 # ASP.NET Core app of tests/service-app (Azure SignalR SDK 1.34.0, AddAzureSignalR) connects its
-# hubs to the relay, and stock @microsoft/signalr clients (JSON and MessagePack) negotiate at the
-# app, follow its redirect to the relay and talk to the hubs through it.
+# hubs to the relay, and stock clients (@microsoft/signalr and the .NET client, JSON and
+# MessagePack) negotiate at the app, follow its redirect to the relay and talk to the hubs through it.
 #
 # Builds what is missing (the relay's ASan/UBSan build, the app, the npm packages), starts on
 # free 127.0.0.1 ports:
@@ -11,7 +11,9 @@
 #   app     the test app, 2 server connections per hub, pointed at the relay
 # runs the tests (some start and kill apps of their own), and always stops everything (trap).
 # Prints `N passed, N failed` last; exit status 0 only when nothing failed.
-# SERVICE_TESTS="test/groups.test.mjs ..." runs only those files (paths under tests/service).
+# The stock .NET client's scenarios (tests/service/dotnet) run after the node suite.
+# SERVICE_TESTS="test/groups.test.mjs ..." runs only those files (paths under tests/service), and
+# not the .NET scenarios.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -88,6 +90,11 @@ if ! out="$(nice dotnet build "$APP_DIR/ServiceApp.csproj" -c Release --nologo -
     printf '%s\n' "$out" >&2
     setup_failed "the service app did not build"
 fi
+DOTNET_CLIENT_DIR="$root/tests/service/dotnet"
+if ! out="$(nice dotnet build "$DOTNET_CLIENT_DIR/ServiceClientDotnet.csproj" -c Release --nologo -v quiet 2>&1)"; then
+    printf '%s\n' "$out" >&2
+    setup_failed "the .NET client scenarios did not build"
+fi
 
 # --- start the relay and the app ------------------------------------------------------------------
 RELAY_LOG="$log_dir/relay.log"
@@ -134,6 +141,20 @@ node_passed=${node_passed:-0} node_failed=${node_failed:-0}
 if [ "$node_status" -ne 0 ] && [ "$node_failed" -eq 0 ]; then node_failed=1; fi
 if [ "$node_passed" -eq 0 ] && [ "$node_failed" -eq 0 ]; then node_failed=1; fi
 passed=$((passed + node_passed)) failed=$((failed + node_failed))
+# The stock .NET client (Microsoft.AspNetCore.SignalR.Client), JSON and MessagePack.
+if [ -z "${SERVICE_TESTS:-}" ]; then
+    dotnet_log="$log_dir/dotnet-client.log"
+    APP_URL=$APP_URL timeout 180 dotnet "$DOTNET_CLIENT_DIR/bin/Release/net10.0/signalr-service-client-dotnet.dll" \
+        >"$dotnet_log" 2>&1
+    dotnet_status=$?
+    grep -E "^(ok|FAILED) " "$dotnet_log"
+    d_passed="$(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\1/p' "$dotnet_log" | tail -n 1)"
+    d_failed="$(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\2/p' "$dotnet_log" | tail -n 1)"
+    d_passed=${d_passed:-0} d_failed=${d_failed:-0}
+    if [ "$dotnet_status" -ne 0 ] && [ "$d_failed" -eq 0 ]; then d_failed=1; tail -20 "$dotnet_log"; fi
+    if [ "$d_passed" -eq 0 ] && [ "$d_failed" -eq 0 ]; then d_failed=1; fi
+    passed=$((passed + d_passed)) failed=$((failed + d_failed))
+fi
 if ! kill -0 "$APP_PID" 2>/dev/null; then
     echo "FAILED  the suite's app (pid $APP_PID) stopped during the run; its log:"; tail -20 "$APP_LOG"
     failed=$((failed + 1))
