@@ -5,7 +5,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
+
+#include "hub/service_token.h"
+#include "relay/http.h"
 
 
 bool service_init(struct service *svc, struct loop *loop, const uint8_t seed[DICT_SEED_LEN])
@@ -100,6 +104,20 @@ bool service_hub_accepting(const struct service_hub *hub)
         if (list_container_of(n, struct svc_server_conn, hub_link)->accepting)
             return true;
     return false;
+}
+
+int service_request_token(struct lws *wsi, char *out, size_t out_len)
+{
+    char auth[SVC_TOKEN_MAX_CHARS + 64];
+    int n = http_header(wsi, WSI_TOKEN_HTTP_AUTHORIZATION, auth, sizeof auth);
+    if (n > 7 && strncasecmp(auth, "Bearer ", 7) == 0) {
+        size_t len = (size_t)n - 7;
+        if (len >= out_len)
+            return -1;
+        memcpy(out, auth + 7, len + 1);
+        return (int)len;
+    }
+    return http_query_arg(wsi, "access_token", out, out_len);
 }
 
 int64_t service_unix_now(void)

@@ -107,6 +107,12 @@ struct service_hub *service_hub_get(struct service *svc, struct span key, servic
 /* True if some server connection of the hub takes new clients. */
 bool service_hub_accepting(const struct service_hub *hub);
 
+/* The bearer token of a request (the JWT of a server connection or a client):
+ * Authorization: Bearer first, else the access_token query argument.
+ * Returns its length, or -1 when absent or longer than out (out_len - 1). */
+struct lws;
+int service_request_token(struct lws *wsi, char *out, size_t out_len);
+
 /* Unix seconds, for the JWTs. */
 int64_t service_unix_now(void);
 

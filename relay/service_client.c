@@ -12,18 +12,6 @@
 #include "relay/http.h"
 #include "relay/log.h"
 
-/* The client's JWT: Authorization: Bearer first, else the access_token query argument. */
-static int client_jwt(struct lws *wsi, char *out, size_t len)
-{
-    char auth[SVC_TOKEN_MAX_CHARS + 64];
-    int n = http_header(wsi, WSI_TOKEN_HTTP_AUTHORIZATION, auth, sizeof auth);
-    if (n > 7 && strncasecmp(auth, "Bearer ", 7) == 0) {
-        snprintf(out, len, "%s", auth + 7);
-        return (int)strlen(out);
-    }
-    return http_query_arg(wsi, "access_token", out, len);
-}
-
 /* Checks the client JWT for the hub named by hub=. *why says why not. */
 static bool verify_client(struct service *svc, struct lws *wsi, struct service_hub **hub, struct svc_token *t,
                           const char **why)
@@ -35,7 +23,7 @@ static bool verify_client(struct service *svc, struct lws *wsi, struct service_h
         *why = "no app has connected this hub";
         return false;
     }
-    int n = client_jwt(wsi, jwt, sizeof jwt);
+    int n = service_request_token(wsi, jwt, sizeof jwt);
     struct svc_token_check check = {
         .keys = svc->keys, .key_count = svc->key_count, .now = service_unix_now(),
         .skew = SVC_TOKEN_DEFAULT_SKEW, .kind = SVC_TOKEN_CLIENT, .hub = span_from_cstr((*hub)->key),

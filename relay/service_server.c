@@ -299,18 +299,6 @@ int service_server_writeable(struct service_server *s)
 
 /* ----------------------------------------------------------- lifecycle */
 
-/* The bearer token of the upgrade: Authorization first, else access_token. */
-static int request_token(struct lws *wsi, char *out, size_t len)
-{
-    char auth[SVC_TOKEN_MAX_CHARS + 64];
-    int n = http_header(wsi, WSI_TOKEN_HTTP_AUTHORIZATION, auth, sizeof auth);
-    if (n > 7 && strncasecmp(auth, "Bearer ", 7) == 0) {
-        snprintf(out, len, "%s", auth + 7);
-        return (int)strlen(out);
-    }
-    return http_query_arg(wsi, "access_token", out, len);
-}
-
 int service_server_confirm(struct service *svc, struct lws *wsi)
 {
     const struct relay_config *cfg = svc->loop->cfg;
@@ -321,7 +309,7 @@ int service_server_confirm(struct service *svc, struct lws *wsi)
     int cid_len = http_query_arg(wsi, "cid", cid, sizeof cid);
     if (hub_len <= 0 || cid_len <= 0)
         return http_refuse_upgrade(cfg, wsi, 400, "hub and cid are required");
-    int token_len = request_token(wsi, token, sizeof token);
+    int token_len = service_request_token(wsi, token, sizeof token);
     struct svc_token_check check = {
         .keys = svc->keys, .key_count = svc->key_count, .now = service_unix_now(),
         .skew = SVC_TOKEN_DEFAULT_SKEW, .kind = SVC_TOKEN_SERVER, .hub = span_make(hub_key, (size_t)hub_len),

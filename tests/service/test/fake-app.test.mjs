@@ -5,57 +5,14 @@ import { test, before } from "node:test";
 import assert from "node:assert/strict";
 import crypto from "node:crypto";
 import WebSocket from "ws";
-import { encode, decode } from "@msgpack/msgpack";
+import { jwt as wireJwt, frame, unframe, ext } from "../wire.mjs";
 import { RELAY_URL, SERVICE_KEY, pollUntil, withTimeout } from "../lib.mjs";
 
 const RS = "\x1e";
 const WS_URL = RELAY_URL.replace("http", "ws");
 const T = { timeout: 30000 };
 
-function b64url(data) {
-    return Buffer.from(data).toString("base64url");
-}
-
-// A token as the SDK mints it: HS256 keyed with the AccessKey's UTF-8 bytes, aud without a port.
-function jwt(claims, kind, hub) {
-    const now = Math.floor(Date.now() / 1000);
-    const header = b64url(JSON.stringify({ alg: "HS256", typ: "JWT", kid: "-1" }));
-    const payload = b64url(JSON.stringify({ ...claims, nbf: now, exp: now + 3600, iat: now, iss: "azure-signalr",
-        aud: `http://127.0.0.1/${kind}/?hub=${hub}` }));
-    const sig = crypto.createHmac("sha256", Buffer.from(SERVICE_KEY, "utf8")).update(`${header}.${payload}`).digest();
-    return `${header}.${payload}.${b64url(sig)}`;
-}
-
-function frame(message) {
-    const body = encode(message);
-    const prefix = [];
-    let n = body.length;
-    do {
-        let b = n & 0x7f;
-        n >>>= 7;
-        if (n) b |= 0x80;
-        prefix.push(b);
-    } while (n);
-    return Buffer.concat([Buffer.from(prefix), Buffer.from(body)]);
-}
-
-function unframe(buf) {
-    const out = [];
-    let i = 0;
-    while (i < buf.length) {
-        let len = 0, shift = 0, b;
-        do {
-            b = buf[i++];
-            len |= (b & 0x7f) << shift;
-            shift += 7;
-        } while (b & 0x80);
-        out.push(decode(buf.subarray(i, i + len)));
-        i += len;
-    }
-    return out;
-}
-
-const ext = (entries = []) => new Map(entries);
+const jwt = (claims, kind, hub) => wireJwt(SERVICE_KEY, claims, kind, hub);
 
 // A fake app server connection for `hub`, with every message it received in `got`.
 async function fakeServer(hub, { handshake = true } = {}) {
