@@ -127,6 +127,8 @@ static bool deliver(struct service_channel *ch, struct wsmsg *m)
 {
     bool alive = true, *outer = ch->alive;
     ch->alive = &alive;
+    loop_of(ch)->stats.messages_to_clients++;
+    loop_of(ch)->stats.bytes_to_clients += m->len;
     hub_channel_deliver(&ch->base, m);
     if (!alive)
         return false;
@@ -450,6 +452,7 @@ static enum hub_send_result service_send(struct hub_channel *base, struct wsmsg 
     }
     struct buf out;
     buf_init(&out);
+    size_t len = msg->len;
     bool ok = svc_encode_connection_data(&out, span_from_cstr(ch->id), span_make((const char *)msg->payload, msg->len),
                                          false, NULL) == PROTO_OK &&
               ch->server->write(ch->server, &out);
@@ -460,6 +463,7 @@ static enum hub_send_result service_send(struct hub_channel *base, struct wsmsg 
         return HUB_SEND_OK;
     }
     loop_of(ch)->stats.messages_to_backend++;
+    loop_of(ch)->stats.bytes_to_backend += len;
     return queue_state(ch);
 }
 
