@@ -193,17 +193,18 @@ static void deferred(struct timer_entry *e)
 {
     struct service_channel *ch = list_container_of(e, struct service_channel, defer);
     if (ch->refusal) {
-        hub_channel_report_end(&ch->base, false, ch->refusal);
-        channel_free(ch);
+        end_by_relay(ch, ch->refusal);
         return;
     }
     if (ch->state == CHANNEL_OPEN)
         flush_held(ch, false);
 }
 
-static void defer_refusal(struct service_channel *ch, const char *why)
+/* The end, from the next loop turn (for a channel call, which may run no op):
+ * refused before the app's handshake answer, closed after it; the app hears
+ * CloseConnection if it knows the client. */
+static void defer_end(struct service_channel *ch, const char *why)
 {
-    leave_model(ch);
     ch->refusal = why;
     loop_timer_schedule(loop_of(ch), &ch->defer, clock_now_ms());
 }
@@ -408,13 +409,13 @@ static enum hub_send_result service_begin(struct hub_channel *base, enum hub_pro
     struct svc_server_conn *sc = o ? svc_hub_pick_server(&ch->hub->model, o->sticky_server, o->sticky_required) : NULL;
     if (!sc) {
         wsmsg_free(handshake);
-        defer_refusal(ch, o ? "no app server is connected to this hub" : "begin called twice");
+        defer_end(ch, o ? "no app server is connected to this hub" : "begin called twice");
         return HUB_SEND_CLOSED;
     }
     enum hub_status st = svc_hub_add_client(&ch->hub->model, &ch->client, span_from_cstr(ch->id), p, o->user_id, sc, ch);
     if (st != HUB_OK) {
         wsmsg_free(handshake);
-        defer_refusal(ch, st == HUB_ALREADY ? "the connection id is already connected" : "the relay could not add the client");
+        defer_end(ch, st == HUB_ALREADY ? "the connection id is already connected" : "the relay could not add the client");
         return HUB_SEND_CLOSED;
     }
     ch->in_model = true;
@@ -435,7 +436,7 @@ static enum hub_send_result service_begin(struct hub_channel *base, enum hub_pro
     if (!ok) {
         log_warn("service %s/%s: OpenConnection could not be sent: %s", ch->hub->key, ch->id,
                  err.detail[0] ? err.detail : "the server connection is closing");
-        defer_refusal(ch, "the relay could not open the connection to the app");
+        defer_end(ch, "the relay could not open the connection to the app");
         return HUB_SEND_CLOSED;
     }
     ch->state = CHANNEL_OPENING;
@@ -446,22 +447,25 @@ static enum hub_send_result service_begin(struct hub_channel *base, enum hub_pro
 static enum hub_send_result service_send(struct hub_channel *base, struct wsmsg *msg)
 {
     struct service_channel *ch = (struct service_channel *)base;
-    if (ch->state == CHANNEL_NEW || !ch->in_model || !ch->server) {
+    if (ch->state == CHANNEL_NEW || !ch->in_model || !ch->server || ch->refusal) {
         wsmsg_free(msg);
         return HUB_SEND_CLOSED;
     }
     struct buf out;
     buf_init(&out);
     size_t len = msg->len;
-    bool ok = svc_encode_connection_data(&out, span_from_cstr(ch->id), span_make((const char *)msg->payload, msg->len),
-                                         false, NULL) == PROTO_OK &&
-              ch->server->write(ch->server, &out);
+    bool encoded = svc_encode_connection_data(&out, span_from_cstr(ch->id), span_make((const char *)msg->payload, msg->len),
+                                              false, NULL) == PROTO_OK;
+    bool written = encoded && ch->server->write(ch->server, &out);
     buf_free(&out);
     wsmsg_free(msg);
-    if (!ok) {
-        /* Out of memory, or the server connection is closing (its end reaches this channel then). */
-        return HUB_SEND_OK;
+    if (!encoded) { /* out of memory: the client ends with a reason, no message goes missing unsaid */
+        loop_of(ch)->stats.out_of_memory_closes++;
+        defer_end(ch, "The relay ran out of memory.");
+        return HUB_SEND_CLOSED;
     }
+    if (!written) /* the server connection is closing (or ran out of memory): its end reaches this channel */
+        return HUB_SEND_OK;
     loop_of(ch)->stats.messages_to_backend++;
     loop_of(ch)->stats.bytes_to_backend += len;
     return queue_state(ch);
