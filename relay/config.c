@@ -172,6 +172,18 @@ static enum config_result add_hub(struct relay_config *cfg, const char *name, si
     return CONFIG_OK;
 }
 
+/* --app-negotiate NAME=URL: POST /NAME/negotiate goes to the app's own negotiate at URL. */
+static enum config_result add_app_negotiate(struct relay_config *cfg, const char *spec, char *err, size_t err_len)
+{
+    const char *eq = strchr(spec, '=');
+    if (!eq)
+        return fail(err, err_len, "--app-negotiate wants NAME=APP_HUB_URL, got '%s'", spec);
+    if (add_hub(cfg, spec, (size_t)(eq - spec), eq + 1, err, err_len) != CONFIG_OK)
+        return CONFIG_ERROR;
+    cfg->hubs[cfg->hub_count - 1].app_negotiate = true;
+    return CONFIG_OK;
+}
+
 enum config_result config_add_hub(struct relay_config *cfg, const char *spec, char *err,
                                   size_t err_len)
 {
@@ -319,6 +331,7 @@ static enum config_result apply_setting(struct relay_config *cfg, const char *na
     if (strcmp(name, "token-secret") == 0) { replace_string(&cfg->token_secret, value); return CONFIG_OK; }
     if (strcmp(name, "backend-source-addresses") == 0) { replace_string(&cfg->backend_source_addresses, value); return CONFIG_OK; }
     if (strcmp(name, "service-key") == 0) return add_service_key(cfg, value, err, err_len);
+    if (strcmp(name, "app-negotiate") == 0) return add_app_negotiate(cfg, value, err, err_len);
     if (strcmp(name, "log-level") == 0) return set_log_level(cfg, value, err, err_len);
     if (strcmp(name, "config") == 0) return config_load_file(cfg, value, err, err_len);
     return fail(err, err_len, "unknown option '--%s' (see --help)", name);
@@ -513,6 +526,11 @@ void config_print_help(FILE *out)
 "                            used as its literal UTF-8 bytes, as the SDK does. Repeatable\n"
 "                            (key rotation: a token signed with any of them is accepted).\n"
 "                            Hubs are those the apps connect; no --hub is needed for them.\n"
+"  --app-negotiate NAME=URL  answer POST /NAME/negotiate by forwarding it (query, Authorization,\n"
+"                            cookies) to the app's own negotiate for its hub at URL, e.g.\n"
+"                            board=http://127.0.0.1:5000/board, and passing its answer back as\n"
+"                            it is (the redirect to /client/), so clients need to reach only\n"
+"                            the relay. Repeatable.\n"
 "\n"
 "Listening:\n"
 "  --listen ADDRESS:PORT     where clients connect (default 127.0.0.1:8080; use\n"

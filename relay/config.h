@@ -20,6 +20,8 @@ struct hub_route {
     char *backend_host;  /* host name or address */
     int backend_port;
     char *backend_path;  /* with leading '/', no trailing '/' */
+    bool app_negotiate;  /* service mode (--app-negotiate): only negotiate is forwarded, and the
+                            app's answer (a redirect to /client/) goes back as it is */
 };
 
 struct relay_config {

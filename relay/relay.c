@@ -130,7 +130,7 @@ static int confirm_upgrade(struct relay *relay, struct lws *wsi)
     if (legacy_suffix)
         return legacy_confirm_upgrade(&relay->legacy, wsi, legacy_suffix);
     const struct hub_route *hub = route_hub(relay, path, &negotiate);
-    if (!hub || negotiate)
+    if (!hub || negotiate || hub->app_negotiate) /* app-negotiate hubs: clients connect at /client/ */
         return http_refuse_upgrade(relay->loop.cfg, wsi, 404, "Not Found");
     struct negotiation *n = NULL;
     int id_len = http_query_arg(wsi, "id", id, sizeof id);

@@ -100,7 +100,11 @@ fi
 RELAY_LOG="$log_dir/relay.log"
 RELAY_PORT="$(free_port)"
 RELAY_URL="http://127.0.0.1:$RELAY_PORT"
-"$RELAY_BIN" --listen "127.0.0.1:$RELAY_PORT" --service-key "$SERVICE_KEY" >"$RELAY_LOG" 2>&1 </dev/null &
+APP_PORT="$(free_port)"
+APP_URL="http://127.0.0.1:$APP_PORT"
+# The relay also answers /board/negotiate and /ops/negotiate by asking the app (--app-negotiate).
+"$RELAY_BIN" --listen "127.0.0.1:$RELAY_PORT" --service-key "$SERVICE_KEY" \
+    --app-negotiate "board=$APP_URL/board" --app-negotiate "ops=$APP_URL/ops" >"$RELAY_LOG" 2>&1 </dev/null &
 RELAY_PID=$!
 for i in $(seq 1 100); do
     curl -sf -o /dev/null --max-time 2 "$RELAY_URL/metrics" && break
@@ -111,8 +115,6 @@ done
 echo "relay listening on $RELAY_URL (pid $RELAY_PID, log $RELAY_LOG)"
 
 APP_LOG="$log_dir/app.log"
-APP_PORT="$(free_port)"
-APP_URL="http://127.0.0.1:$APP_PORT"
 nice dotnet "$APP_DLL" --urls "$APP_URL" \
     "--Azure:SignalR:ConnectionString=Endpoint=http://127.0.0.1;Port=$RELAY_PORT;AccessKey=$SERVICE_KEY;Version=1.0;" \
     >"$APP_LOG" 2>&1 </dev/null &

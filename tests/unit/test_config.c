@@ -166,6 +166,16 @@ static void test_service_keys(void)
     unlink(path);
 
     expect_error("non-empty key", 3, (char *[]){ "relay", "--service-key", "" });
+
+    char *argv4[] = { "relay", "--service-key", "k", "--app-negotiate", "board=http://127.0.0.1:5000/board",
+                      "--hub", "chat=http://127.0.0.1:5000/chat" };
+    CHECK_EQ_INT(parse(&cfg, err, sizeof err, 7, argv4), CONFIG_OK);
+    CHECK_EQ_INT(cfg.hub_count, 2);
+    CHECK(cfg.hubs[0].app_negotiate);
+    CHECK(strcmp(cfg.hubs[0].backend_path, "/board") == 0);
+    CHECK(!cfg.hubs[1].app_negotiate);
+    config_free(&cfg);
+    expect_error("NAME=APP_HUB_URL", 3, (char *[]){ "relay", "--app-negotiate", "board" });
 }
 
 int main(void)

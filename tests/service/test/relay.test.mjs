@@ -3,7 +3,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import WebSocket from "ws";
-import { APP_URL, RELAY_URL, connect, metrics, pollUntil, stopAll } from "../lib.mjs";
+import { APP_URL, RELAY_URL, connect, metrics, pollUntil, stopAll, waitFor } from "../lib.mjs";
 
 const T = { timeout: 30000 };
 
@@ -77,5 +77,25 @@ test("/metrics counts server connections, clients, groups, memberships and fan-o
             "a fan-out delivery to be counted");
     } finally {
         await stopAll(a);
+    }
+});
+
+test("--app-negotiate: clients that know only the relay negotiate there and follow the app's redirect", T, async () => {
+    const a = await connect({ user: "via-relay", appUrl: RELAY_URL, protocol: "messagepack" });
+    const b = await connect({ user: "via-app" });
+    try {
+        const who = await a.connection.invoke("WhoAmI");
+        assert.equal(who.userIdentifier, "via-relay");
+        assert.equal(who.path, "/board");
+        await b.connection.invoke("SendToUser", "via-relay", "found you");
+        await waitFor(a, (m) => m[0] === "userMessage" && m[2] === "found you", "the user message");
+        /* The app's own refusal comes back as it is: /ops needs a user. */
+        const res = await fetch(`${RELAY_URL}/ops/negotiate?negotiateVersion=1`, { method: "POST" });
+        assert.equal(res.status, 401);
+        const ops = await connect({ user: "ops-via-relay", hub: "ops", appUrl: RELAY_URL });
+        assert.equal(await ops.connection.invoke("Ping"), "pong");
+        await stopAll(ops);
+    } finally {
+        await stopAll(a, b);
     }
 });
