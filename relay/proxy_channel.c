@@ -7,6 +7,8 @@
 
 #include "protocol/negotiate.h"
 
+#define OUT_OF_MEMORY_TEXT "the relay ran out of memory"
+
 /* While negotiating: what the link will need, and what was sent meanwhile. */
 struct proxy_pending {
     struct hub_client_copy *client;
@@ -86,12 +88,18 @@ static void proxy_negotiated(void *owner, unsigned status, const char *body, siz
         return;
     }
     struct span token = resp.version > 0 ? resp.connection_token : resp.connection_id;
-    char *backend_token = strndup(token.ptr, token.len);
-    ch->connection_id = strndup(resp.connection_id.ptr, resp.connection_id.len);
+    char *backend_token = strndup(token.ptr ? token.ptr : "", token.len);
+    ch->connection_id = strndup(resp.connection_id.ptr ? resp.connection_id.ptr : "", resp.connection_id.len);
     negotiate_response_release(&resp);
+    if (!backend_token || !ch->connection_id) {
+        free(backend_token);
+        ch->ep->backends->loop->stats.out_of_memory_closes++;
+        proxy_refuse(ch, OUT_OF_MEMORY_TEXT);
+        return;
+    }
     struct hub_client_copy *c = ch->pending->client;
     struct backend_params params = { ch->ep->route, c->query, &c->headers, c->forwarded_for };
-    bool linked = backend_token && proxy_link(ch, &params, backend_token);
+    bool linked = proxy_link(ch, &params, backend_token);
     free(backend_token);
     pending_free(ch->pending);
     ch->pending = NULL;
@@ -105,7 +113,8 @@ static struct hub_channel *proxy_open(struct hub_endpoint *base, const struct hu
     struct proxy_endpoint *ep = (struct proxy_endpoint *)base;
     struct proxy_channel *ch = calloc(1, sizeof *ch);
     if (!ch) {
-        *why = "the relay ran out of memory";
+        ep->backends->loop->stats.out_of_memory_closes++;
+        *why = OUT_OF_MEMORY_TEXT;
         return NULL;
     }
     hub_channel_init(&ch->base, &proxy_class, ops, owner);
@@ -124,9 +133,13 @@ static struct hub_channel *proxy_open(struct hub_endpoint *base, const struct hu
         msg_queue_init(&ch->pending->early);
         ch->pending->client = hub_client_copy_new(client);
     }
-    ch->negotiating = ch->pending && ch->pending->client
-                          ? backend_negotiate_start(ep->backends, &params, proxy_negotiated, ch)
-                          : NULL;
+    if (!ch->pending || !ch->pending->client) {
+        ep->backends->loop->stats.out_of_memory_closes++;
+        *why = OUT_OF_MEMORY_TEXT;
+        proxy_free(ch);
+        return NULL;
+    }
+    ch->negotiating = backend_negotiate_start(ep->backends, &params, proxy_negotiated, ch);
     if (!ch->negotiating) {
         *why = "negotiate could not be started";
         proxy_free(ch);
@@ -150,9 +163,10 @@ static void proxy_link_opened(void *owner)
     struct proxy_channel *ch = owner;
     if (ch->paused) /* paused before the WebSocket was open */
         backend_link_pause_reading(ch->link, true);
-    hub_channel_report_opened(&ch->base, ch->connection_id);
-    free(ch->connection_id);
+    char *connection_id = ch->connection_id; /* the owner may close (free) the channel in `opened` */
     ch->connection_id = NULL;
+    hub_channel_report_opened(&ch->base, connection_id);
+    free(connection_id);
 }
 
 static void proxy_link_message(void *owner, struct wsmsg *msg)
