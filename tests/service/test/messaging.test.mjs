@@ -3,7 +3,7 @@
 // connections (JSON and MessagePack, bytes as the app wrote them).
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { connect, waitFor, messages, stopAll, sleep } from "../lib.mjs";
+import { connect, waitFor, messages, signalR, stopAll, sleep } from "../lib.mjs";
 
 const T = { timeout: 30000 };
 
@@ -110,5 +110,22 @@ test("a streaming method streams through the relay", T, async () => {
         assert.deepEqual(items, [0, 1, 2, 3, 4]);
     } finally {
         await stopAll(a);
+    }
+});
+
+test("an upload stream and a client result (ClientInvocation 34) through the relay", T, async () => {
+    const a = await connect({ user: "result-a" });
+    const b = await connect({ user: "result-b", protocol: "messagepack" });
+    try {
+        for (const c of [a, b]) c.connection.on("GetAnswer", (question) => `answer to ${question} from ${c.user}`);
+        assert.equal(await a.connection.invoke("AskCaller", "q1"), "answer to q1 from result-a");
+        assert.equal(await b.connection.invoke("AskCaller", "q2"), "answer to q2 from result-b");
+        const subject = new signalR.Subject();
+        const sum = b.connection.invoke("Sum", subject);
+        for (const n of [1, 2, 3, 4]) subject.next(n);
+        subject.complete();
+        assert.equal(Number(await sum), 10);
+    } finally {
+        await stopAll(a, b);
     }
 });
