@@ -175,6 +175,54 @@ static void ack(struct service_server *s, int64_t ack_id, int32_t status)
         s->service->stats.acks_sent++;
 }
 
+/* Passes a decoded message on, as it is, to another server connection. */
+static void forward(struct service_server *s, struct service_uplink *to, const struct svc_msg *m)
+{
+    struct buf out;
+    buf_init(&out);
+    if (svc_msg_encode(m, &out, NULL) == PROTO_OK)
+        to->write(to, &out);
+    else
+        s->service->loop->stats.out_of_memory_closes++;
+    buf_free(&out);
+}
+
+/* A client result asked of a client (34, spec 3.5): the client gets the
+ * payload of its protocol; when the asking app server is not the one the
+ * client is bound to, the owner gets the 34 too (its router must know the
+ * invocation the client's completion will answer). */
+static void client_invocation(struct service_server *s, const struct svc_msg *m)
+{
+    struct svc_client *c = m->connection_id.ptr ? svc_hub_find_client(&s->hub->model, m->connection_id) : NULL;
+    struct span payload;
+    if (!c || !svc_payloads_find(&m->payloads, span_from_cstr(svc_protocol_name(c->protocol)), &payload)) {
+        s->service->stats.dropped_unknown++;
+        return;
+    }
+    if (!span_eq_cstr(m->caller_server_id, c->server->server_id))
+        forward(s, c->server->owner, m);
+    service_channel_fanout(c->conn.owner, payload);
+}
+
+/* The owner's answer to another server's client result (35/36): to a
+ * connection of the asking server (callerServerId). From the asker itself it
+ * only means "forget it" (the SDK completes locally): nothing to pass on. */
+static void client_completion(struct service_server *s, const struct svc_msg *m)
+{
+    if (span_eq_cstr(m->caller_server_id, s->server_id))
+        return;
+    struct svc_server_conn *to = NULL;
+    for (struct list_node *n = s->hub->model.servers.next; n != &s->hub->model.servers; n = n->next) {
+        struct svc_server_conn *sc = list_container_of(n, struct svc_server_conn, hub_link);
+        if (span_eq_cstr(m->caller_server_id, sc->server_id) && (!to || sc->accepting))
+            to = sc;
+    }
+    if (to)
+        forward(s, to->owner, m);
+    else
+        s->service->stats.dropped_unknown++;
+}
+
 /* One whole message, in the order the app sent it. False: close the connection. */
 static bool handle_message(struct service_server *s, struct span body)
 {
@@ -221,15 +269,13 @@ static bool handle_message(struct service_server *s, struct span body)
         s->service->stats.fanout_messages++;
         s->service->stats.fanout_deliveries += r.delivered;
         break;
-    case SVC_CLIENT_INVOCATION: { /* a client result asked of a client: its payload, as for a send to it */
-        struct svc_client *c = m.connection_id.ptr ? svc_hub_find_client(&s->hub->model, m.connection_id) : NULL;
-        struct span payload;
-        if (c && svc_payloads_find(&m.payloads, span_from_cstr(svc_protocol_name(c->protocol)), &payload))
-            service_channel_fanout(c->conn.owner, payload);
-        else
-            s->service->stats.dropped_unknown++;
+    case SVC_CLIENT_INVOCATION:
+        client_invocation(s, &m);
         break;
-    }
+    case SVC_CLIENT_COMPLETION:
+    case SVC_ERROR_COMPLETION:
+        client_completion(s, &m);
+        break;
     case SVC_JOIN_GROUP:
         (void)svc_hub_join(&s->hub->model, m.connection_id, m.group);
         break;

@@ -15,10 +15,10 @@ const T = { timeout: 30000 };
 const jwt = (claims, kind, hub) => wireJwt(SERVICE_KEY, claims, kind, hub);
 
 // A fake app server connection for `hub`, with every message it received in `got`.
-async function fakeServer(hub, { handshake = true } = {}) {
+async function fakeServer(hub, { handshake = true, serverId = "fake-server" } = {}) {
     const cid = crypto.randomUUID();
     const ws = new WebSocket(`${WS_URL}/server/?hub=${hub}&cid=${cid}`, {
-        headers: { Authorization: `Bearer ${jwt({ nameid: "fake-server" }, "server", hub)}` },
+        headers: { Authorization: `Bearer ${jwt({ nameid: serverId }, "server", hub)}` },
     });
     const server = { ws, cid, got: [], closed: null };
     ws.on("message", (data) => server.got.push(...unframe(Buffer.from(data))));
@@ -80,8 +80,8 @@ test("an unreadable stream closes the server connection", T, async () => {
 });
 
 // A raw client of hub `hub` with a token minted here, as the app's negotiate would.
-async function rawClient(hub, user) {
-    const token = jwt({ "asrs.s.uid": user, nameid: user, role: "admin" }, "client", hub);
+async function rawClient(hub, user, extraClaims = {}) {
+    const token = jwt({ "asrs.s.uid": user, nameid: user, role: "admin", ...extraClaims }, "client", hub);
     const neg = await fetch(`${RELAY_URL}/client/negotiate?hub=${hub}&negotiateVersion=1`, {
         method: "POST", headers: { Authorization: `Bearer ${token}` },
     });
@@ -161,6 +161,31 @@ test("a client whose server connection goes is closed with allowReconnect; the a
         a.ws.terminate();
         b.ws.terminate();
         server.ws.terminate();
+    }
+});
+
+test("a client result asked by another app server: the owner hears the 34, the asker the 35; sticky binding", T, async () => {
+    const one = await fakeServer("fakehub5", { serverId: "srv-one" });
+    const two = await fakeServer("fakehub5", { serverId: "srv-two" });
+    const client = await rawClient("fakehub5", "ida", { "asrs.s.sn": "srv-two", "asrs.s.ssticky": "Required" });
+    try {
+        client.ws.send(`{"protocol":"json","version":1}${RS}`);
+        await waitMsg(two, (m) => m[0] === 4 && m[1] === client.id, "OpenConnection on the sticky server");
+        assert.equal(one.got.filter((m) => m[0] === 4).length, 0);
+        two.ws.send(frame([6, client.id, Buffer.from(`{}${RS}`), ext([[5, 1]])]));
+        const invocation = `{"type":1,"invocationId":"inv-1","target":"GetAnswer","arguments":["q"]}${RS}`;
+        one.ws.send(frame([34, "inv-1", client.id, "srv-one", { json: Buffer.from(invocation) }, {}]));
+        await pollUntil(async () => client.frames.join(""), (t) => t.includes("inv-1"), "the invocation at the client");
+        const [fwd] = await waitMsg(two, (m) => m[0] === 34 && m[1] === "inv-1", "the 34 at the owner");
+        assert.equal(fwd[3], "srv-one");
+        const completion = `{"type":3,"invocationId":"inv-1","result":"42"}${RS}`;
+        two.ws.send(frame([35, "inv-1", client.id, "srv-one", "json", Buffer.from(completion), ext([[3, "json"]])]));
+        const [back] = await waitMsg(one, (m) => m[0] === 35 && m[1] === "inv-1", "the 35 at the asker");
+        assert.equal(Buffer.from(back[5]).toString(), completion);
+    } finally {
+        client.ws.terminate();
+        one.ws.terminate();
+        two.ws.terminate();
     }
 });
 
