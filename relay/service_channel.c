@@ -130,8 +130,11 @@ static bool deliver(struct service_channel *ch, struct wsmsg *m)
     loop_of(ch)->stats.messages_to_clients++;
     loop_of(ch)->stats.bytes_to_clients += m->len;
     hub_channel_deliver(&ch->base, m);
-    if (!alive)
+    if (!alive) {
+        if (outer)
+            *outer = false;
         return false;
+    }
     ch->alive = outer;
     return true;
 }
@@ -217,8 +220,11 @@ void service_channel_data(struct service_channel *ch, struct span payload, int d
         bool alive = true, *outer = ch->alive;
         ch->alive = &alive;
         hub_channel_report_opened(&ch->base, ch->id);
-        if (!alive)
+        if (!alive) {
+            if (outer)
+                *outer = false;
             return;
+        }
         ch->alive = outer;
         if (!ch->base.ops || !deliver_bytes(ch, payload))
             return;
