@@ -49,6 +49,11 @@ void service_free(struct service *svc)
     while (!list_is_empty(&svc->hubs)) {
         struct service_hub *hub = list_container_of(svc->hubs.next, struct service_hub, link);
         list_unlink(&hub->link);
+        while (!list_is_empty(&hub->invocations)) {
+            struct list_node *n = hub->invocations.next;
+            list_unlink(n);
+            free(list_container_of(n, struct service_invocation, link));
+        }
         svc_hub_free(&hub->model);
         free(hub);
     }
@@ -93,9 +98,89 @@ struct service_hub *service_hub_get(struct service *svc, struct span key, servic
     hub->endpoint.open = open;
     hub->service = svc;
     svc_hub_init(&hub->model, svc->seed);
+    list_init_head(&hub->invocations);
     list_push_back(&svc->hubs, &hub->link);
     svc->hub_count++;
     return hub;
+}
+
+struct svc_server_conn *service_hub_server(struct service_hub *hub, struct span server_id)
+{
+    struct svc_server_conn *found = NULL;
+    for (struct list_node *n = hub->model.servers.next; n != &hub->model.servers; n = n->next) {
+        struct svc_server_conn *sc = list_container_of(n, struct svc_server_conn, hub_link);
+        if (span_eq_cstr(server_id, sc->server_id) && (!found || sc->accepting))
+            found = sc;
+    }
+    return found;
+}
+
+static char *put(char **w, struct span s)
+{
+    char *start = *w;
+    if (s.len)
+        memcpy(start, s.ptr, s.len);
+    start[s.len] = '\0';
+    *w += s.len + 1;
+    return start;
+}
+
+bool service_invocation_add(struct service_hub *hub, struct span invocation_id, struct span conn_id,
+                            struct span caller_server_id)
+{
+    struct service_invocation *inv =
+        malloc(sizeof *inv + invocation_id.len + conn_id.len + caller_server_id.len + 3);
+    if (!inv)
+        return false;
+    char *w = inv->bytes;
+    inv->invocation_id = put(&w, invocation_id);
+    inv->conn_id = put(&w, conn_id);
+    inv->caller_server_id = put(&w, caller_server_id);
+    list_push_back(&hub->invocations, &inv->link);
+    return true;
+}
+
+void service_invocation_done(struct service_hub *hub, struct span invocation_id)
+{
+    for (struct list_node *n = hub->invocations.next; n != &hub->invocations; n = n->next) {
+        struct service_invocation *inv = list_container_of(n, struct service_invocation, link);
+        if (span_eq_cstr(invocation_id, inv->invocation_id)) {
+            list_unlink(n);
+            free(inv);
+            return;
+        }
+    }
+}
+
+void service_invocations_client_gone(struct service_hub *hub, struct span conn_id)
+{
+    struct list_node *n = hub->invocations.next;
+    while (n != &hub->invocations) {
+        struct service_invocation *inv = list_container_of(n, struct service_invocation, link);
+        n = n->next;
+        if (!span_eq_cstr(conn_id, inv->conn_id))
+            continue;
+        struct svc_server_conn *to = service_hub_server(hub, span_from_cstr(inv->caller_server_id));
+        if (to && !hub->service->loop->destroying) {
+            char error[200];
+            snprintf(error, sizeof error, "Connection '%s' is disconnected.", inv->conn_id);
+            struct svc_msg m;
+            memset(&m, 0, sizeof m);
+            m.type = SVC_ERROR_COMPLETION;
+            m.invocation_id = span_from_cstr(inv->invocation_id);
+            m.connection_id = span_from_cstr(inv->conn_id);
+            m.caller_server_id = span_from_cstr(inv->caller_server_id);
+            m.error = span_from_cstr(error);
+            struct buf out;
+            buf_init(&out);
+            struct service_uplink *up = to->owner;
+            if (svc_msg_encode(&m, &out, NULL) == PROTO_OK)
+                up->write(up, &out);
+            buf_free(&out);
+        }
+        list_unlink(&inv->link);
+        free(inv);
+    }
 }
 
 bool service_hub_accepting(const struct service_hub *hub)

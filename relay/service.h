@@ -75,6 +75,7 @@ struct service_hub {
     struct service *service;
     struct svc_hub model;           /* servers, clients, groups, users */
     size_t clients_by_protocol[SVC_PROTOCOL_COUNT]; /* clients in the model, for /metrics */
+    struct list_node invocations;   /* struct service_invocation.link: client results across servers */
     char key[];                     /* the hub key, lower case; endpoint.name */
 };
 
@@ -104,6 +105,30 @@ struct service_hub *service_hub_find(struct service *svc, struct span key);
 /* The same, created when absent with `open` as its endpoint's open; NULL for
  * a key that is not a hub key (1-128 of [A-Za-z0-9_.-]) or when out of memory. */
 struct service_hub *service_hub_get(struct service *svc, struct span key, service_channel_open_fn open);
+/* A client result one app server asked of a client bound to another (spec
+ * 3.5), from the 34 until its answer (35/36) passed: a client that leaves
+ * first gets the asker an ErrorCompletion (36), or its InvokeAsync would wait
+ * for its own cancellation. A handful at a time: a list. */
+struct service_invocation {
+    struct list_node link;
+    char *invocation_id;
+    char *conn_id;
+    char *caller_server_id;
+    char bytes[];                   /* the three strings */
+};
+
+/* False when out of memory (the result then just has no fallback). */
+bool service_invocation_add(struct service_hub *hub, struct span invocation_id, struct span conn_id,
+                            struct span caller_server_id);
+/* Its answer passed: forget it. */
+void service_invocation_done(struct service_hub *hub, struct span invocation_id);
+/* The client left: each result still asked of it ends with a 36 to its asker. */
+void service_invocations_client_gone(struct service_hub *hub, struct span conn_id);
+
+/* A connection of the app server server_id in the hub (an accepting one if
+ * it has one), or NULL. */
+struct svc_server_conn *service_hub_server(struct service_hub *hub, struct span server_id);
+
 /* True if some server connection of the hub takes new clients. */
 bool service_hub_accepting(const struct service_hub *hub);
 

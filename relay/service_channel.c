@@ -66,6 +66,7 @@ static void leave_model(struct service_channel *ch)
     svc_hub_remove_client(&ch->hub->model, &ch->client);
     ch->hub->clients_by_protocol[ch->client.protocol]--;
     ch->in_model = false;
+    service_invocations_client_gone(ch->hub, span_from_cstr(ch->id));
 }
 
 static void unlink_full(struct service_channel *ch)
@@ -260,6 +261,7 @@ void service_channel_server_lost(struct service_channel *ch, const char *why)
 {
     ch->in_model = false; /* the model removed it with its server connection */
     ch->hub->clients_by_protocol[ch->client.protocol]--;
+    service_invocations_client_gone(ch->hub, span_from_cstr(ch->id));
     ch->server = NULL;
     unlink_full(ch);
     if (loop_of(ch)->destroying)

@@ -199,8 +199,10 @@ static void client_invocation(struct service_server *s, const struct svc_msg *m)
         s->service->stats.dropped_unknown++;
         return;
     }
-    if (!span_eq_cstr(m->caller_server_id, c->server->server_id))
+    if (!span_eq_cstr(m->caller_server_id, c->server->server_id)) {
         forward(s, c->server->owner, m);
+        service_invocation_add(s->hub, m->invocation_id, m->connection_id, m->caller_server_id);
+    }
     service_channel_fanout(c->conn.owner, payload);
 }
 
@@ -211,12 +213,8 @@ static void client_completion(struct service_server *s, const struct svc_msg *m)
 {
     if (span_eq_cstr(m->caller_server_id, s->server_id))
         return;
-    struct svc_server_conn *to = NULL;
-    for (struct list_node *n = s->hub->model.servers.next; n != &s->hub->model.servers; n = n->next) {
-        struct svc_server_conn *sc = list_container_of(n, struct svc_server_conn, hub_link);
-        if (span_eq_cstr(m->caller_server_id, sc->server_id) && (!to || sc->accepting))
-            to = sc;
-    }
+    service_invocation_done(s->hub, m->invocation_id);
+    struct svc_server_conn *to = service_hub_server(s->hub, m->caller_server_id);
     if (to)
         forward(s, to->owner, m);
     else

@@ -164,7 +164,7 @@ test("a client whose server connection goes is closed with allowReconnect; the a
     }
 });
 
-test("a client result asked by another app server: the owner hears the 34, the asker the 35; sticky binding", T, async () => {
+test("a client result asked by another app server: the owner hears the 34, the asker the 35, or a 36 if the client leaves; sticky binding", T, async () => {
     const one = await fakeServer("fakehub5", { serverId: "srv-one" });
     const two = await fakeServer("fakehub5", { serverId: "srv-two" });
     const client = await rawClient("fakehub5", "ida", { "asrs.s.sn": "srv-two", "asrs.s.ssticky": "Required" });
@@ -182,6 +182,15 @@ test("a client result asked by another app server: the owner hears the 34, the a
         two.ws.send(frame([35, "inv-1", client.id, "srv-one", "json", Buffer.from(completion), ext([[3, "json"]])]));
         const [back] = await waitMsg(one, (m) => m[0] === 35 && m[1] === "inv-1", "the 35 at the asker");
         assert.equal(Buffer.from(back[5]).toString(), completion);
+        // A result still asked when the client leaves: the asker hears an ErrorCompletion (36).
+        const second = `{"type":1,"invocationId":"inv-2","target":"GetAnswer","arguments":["q"]}${RS}`;
+        one.ws.send(frame([34, "inv-2", client.id, "srv-one", { json: Buffer.from(second) }, {}]));
+        await pollUntil(async () => client.frames.join(""), (t) => t.includes("inv-2"), "the second invocation");
+        client.ws.close();
+        const [error] = await waitMsg(one, (m) => m[0] === 36 && m[1] === "inv-2", "the 36 at the asker");
+        assert.equal(error[2], client.id);
+        assert.match(error[4], /disconnected/);
+        assert.equal(one.got.filter((m) => m[0] === 36 && m[1] === "inv-1").length, 0);
     } finally {
         client.ws.terminate();
         one.ws.terminate();
