@@ -27,7 +27,7 @@ static bool service_server_write(struct service_server *s, const struct buf *enc
 {
     if (s->closing || !s->wsi || s->service->loop->destroying)
         return false;
-    if (!s->batch && !(s->batch = wsmsg_new(encoded->len > BATCH_BYTES ? encoded->len : BATCH_BYTES, true)))
+    if (!s->batch && !(s->batch = wsmsg_new(encoded->len > 1024 ? encoded->len : 1024, true))) /* grows by doubling */
         goto nomem;
     struct wsmsg *grown = wsmsg_append(s->batch, encoded->data, encoded->len);
     if (!grown)
