@@ -24,6 +24,7 @@ export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:exitcode=23
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 
 SERVICE_KEY="service-tests-$(date +%s)-$$"
+OLD_SERVICE_KEY="service-tests-old-key-$$" # a second key, as while rotating: tokens signed with it pass too
 APP_DIR="$root/tests/service-app"
 APP_DLL="$APP_DIR/bin/Release/net10.0/signalr-service-app.dll"
 
@@ -103,7 +104,7 @@ RELAY_URL="http://127.0.0.1:$RELAY_PORT"
 APP_PORT="$(free_port)"
 APP_URL="http://127.0.0.1:$APP_PORT"
 # The relay also answers /board/negotiate and /ops/negotiate by asking the app (--app-negotiate).
-"$RELAY_BIN" --listen "127.0.0.1:$RELAY_PORT" --service-key "$SERVICE_KEY" \
+"$RELAY_BIN" --listen "127.0.0.1:$RELAY_PORT" --service-key "$OLD_SERVICE_KEY" --service-key "$SERVICE_KEY" \
     --app-negotiate "board=$APP_URL/board" --app-negotiate "ops=$APP_URL/ops" >"$RELAY_LOG" 2>&1 </dev/null &
 RELAY_PID=$!
 for i in $(seq 1 100); do
@@ -132,7 +133,7 @@ echo "app listening on $APP_URL (pid $APP_PID, log $APP_LOG)"
 # --- run the suite ----------------------------------------------------------------------------------
 tap="$log_dir/service-tests.tap"
 (cd tests/service &&
-    RELAY_URL=$RELAY_URL APP_URL=$APP_URL APP_DLL=$APP_DLL SERVICE_KEY=$SERVICE_KEY \
+    RELAY_URL=$RELAY_URL APP_URL=$APP_URL APP_DLL=$APP_DLL SERVICE_KEY=$SERVICE_KEY OLD_SERVICE_KEY=$OLD_SERVICE_KEY \
     node --test --test-concurrency=1 --test-timeout=90000 \
         --test-reporter=spec --test-reporter-destination=stdout \
         --test-reporter=tap --test-reporter-destination="$tap" ${SERVICE_TESTS:-test/})

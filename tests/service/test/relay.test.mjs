@@ -4,6 +4,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import WebSocket from "ws";
 import { APP_URL, RELAY_URL, connect, metrics, pollUntil, stopAll, waitFor } from "../lib.mjs";
+import { jwt } from "../wire.mjs";
 
 const T = { timeout: 30000 };
 
@@ -98,4 +99,15 @@ test("--app-negotiate: clients that know only the relay negotiate there and foll
     } finally {
         await stopAll(a, b);
     }
+});
+
+test("key rotation: a server token signed with any configured key is accepted, another key's is not", T, async () => {
+    const ws = RELAY_URL.replace("http", "ws");
+    const oldKey = process.env.OLD_SERVICE_KEY;
+    assert.ok(oldKey, "OLD_SERVICE_KEY is set by scripts/service-tests.sh");
+    const url = `${ws}/server/?hub=rotation&cid=c1`;
+    assert.equal(await upgradeStatus(url, { Authorization: `Bearer ${jwt(oldKey, { nameid: "s" }, "server", "rotation")}` }), 101);
+    assert.equal(await upgradeStatus(url, { Authorization: `Bearer ${jwt("not-a-key", { nameid: "s" }, "server", "rotation")}` }), 401);
+    /* The audience names the hub: a token for another hub is refused. */
+    assert.equal(await upgradeStatus(url, { Authorization: `Bearer ${jwt(oldKey, { nameid: "s" }, "server", "board")}` }), 401);
 });
