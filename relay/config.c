@@ -81,6 +81,9 @@ void config_free(struct relay_config *cfg)
     for (size_t i = 0; i < cfg->cors_origin_count; i++)
         free(cfg->cors_origins[i]);
     free(cfg->cors_origins);
+    for (size_t i = 0; i < cfg->service_key_count; i++)
+        free(cfg->service_keys[i]);
+    free(cfg->service_keys);
     free(cfg->listen_address);
     free(cfg->path_prefix);
     free(cfg->legacy_path);
@@ -170,6 +173,18 @@ static enum config_result add_hub(struct relay_config *cfg, const char *name, si
     return CONFIG_OK;
 }
 
+/* --app-negotiate NAME=URL: POST /NAME/negotiate goes to the app's own negotiate at URL. */
+static enum config_result add_app_negotiate(struct relay_config *cfg, const char *spec, char *err, size_t err_len)
+{
+    const char *eq = strchr(spec, '=');
+    if (!eq)
+        return fail(err, err_len, "--app-negotiate wants NAME=APP_HUB_URL, got '%s'", spec);
+    if (add_hub(cfg, spec, (size_t)(eq - spec), eq + 1, err, err_len) != CONFIG_OK)
+        return CONFIG_ERROR;
+    cfg->hubs[cfg->hub_count - 1].app_negotiate = true;
+    return CONFIG_OK;
+}
+
 enum config_result config_add_hub(struct relay_config *cfg, const char *spec, char *err,
                                   size_t err_len)
 {
@@ -196,6 +211,20 @@ static enum config_result add_cors_origin(struct relay_config *cfg, const char *
         return fail(err, err_len, "out of memory");
     cfg->cors_origins = grown;
     cfg->cors_origins[cfg->cors_origin_count++] = dup_or_die(origin);
+    return CONFIG_OK;
+}
+
+/* One AccessKey of service mode: its literal UTF-8 bytes sign the apps' tokens. */
+static enum config_result add_service_key(struct relay_config *cfg, const char *key, char *err,
+                                          size_t err_len)
+{
+    if (!key[0])
+        return fail(err, err_len, "--service-key wants a non-empty key (the AccessKey of the apps' connection string)");
+    char **grown = realloc(cfg->service_keys, (cfg->service_key_count + 1) * sizeof *grown);
+    if (!grown)
+        return fail(err, err_len, "out of memory");
+    cfg->service_keys = grown;
+    cfg->service_keys[cfg->service_key_count++] = dup_or_die(key);
     return CONFIG_OK;
 }
 
@@ -303,6 +332,8 @@ static enum config_result apply_setting(struct relay_config *cfg, const char *na
                                   "128 and 64K", err, err_len);
     if (strcmp(name, "token-secret") == 0) { replace_string(&cfg->token_secret, value); return CONFIG_OK; }
     if (strcmp(name, "backend-source-addresses") == 0) { replace_string(&cfg->backend_source_addresses, value); return CONFIG_OK; }
+    if (strcmp(name, "service-key") == 0) return add_service_key(cfg, value, err, err_len);
+    if (strcmp(name, "app-negotiate") == 0) return add_app_negotiate(cfg, value, err, err_len);
     if (strcmp(name, "log-level") == 0) return set_log_level(cfg, value, err, err_len);
     if (strcmp(name, "config") == 0) return config_load_file(cfg, value, err, err_len);
     return fail(err, err_len, "unknown option '--%s' (see --help)", name);
@@ -388,6 +419,14 @@ static enum config_result add_cors_member(struct relay_config *cfg, const cJSON 
     return add_cors_origin(cfg, o->valuestring, err, err_len);
 }
 
+static enum config_result add_service_key_member(struct relay_config *cfg, const cJSON *k, const char *path, char *err,
+                                                 size_t err_len)
+{
+    if (!cJSON_IsString(k))
+        return fail(err, err_len, "%s: \"service-keys\" must hold strings", path);
+    return add_service_key(cfg, k->valuestring, err, err_len);
+}
+
 /* Each member of a JSON object or array through add, stopping at the first error. */
 static enum config_result add_members(struct relay_config *cfg, const cJSON *item, const char *path,
                                       enum config_result (*add)(struct relay_config *, const cJSON *, const char *,
@@ -414,6 +453,9 @@ static enum config_result apply_json_member(struct relay_config *cfg, const cJSO
     if (strcmp(key, "cors-origins") == 0)
         return cJSON_IsArray(item) ? add_members(cfg, item, path, add_cors_member, err, err_len)
                                    : fail(err, err_len, "%s: \"cors-origins\" must be an array of strings", path);
+    if (strcmp(key, "service-keys") == 0)
+        return cJSON_IsArray(item) ? add_members(cfg, item, path, add_service_key_member, err, err_len)
+                                   : fail(err, err_len, "%s: \"service-keys\" must be an array of strings", path);
     if (strcmp(key, "config") == 0 || strcmp(key, "hub") == 0 || strcmp(key, "cors-origin") == 0)
         return fail(err, err_len, "%s: key \"%s\" is not allowed in a config file", path, key);
     char number[64];
@@ -469,14 +511,28 @@ void config_print_help(FILE *out)
 "connection gets its own backend link to the configured hub, so the backend\n"
 "needs no change.\n"
 "\n"
-"Hubs (at least one is needed):\n"
+"Hubs (at least one is needed, unless service mode is on):\n"
 "  --hub NAME=URL            serve hub NAME at /NAME (case-insensitive) and forward it to\n"
 "                            the ASP.NET Core hub at URL, e.g. chat=http://127.0.0.1:5000/chat.\n"
 "                            Repeatable.\n"
 "  --config FILE             read settings from a JSON file: the keys are the option names\n"
 "                            below without the dashes, plus \"hubs\": {\"NAME\": \"URL\"} and\n"
-"                            \"cors-origins\": [\"https://app.example\"]. Options after\n"
-"                            --config override the file.\n"
+"                            \"cors-origins\": [\"https://app.example\"], \"service-keys\": [\"KEY\"].\n"
+"                            Options after --config override the file.\n"
+"\n"
+"Service mode (ASP.NET Core apps using the Azure SignalR SDK connect to the relay):\n"
+"  --service-key KEY         turn service mode on: apps whose connection string is\n"
+"                            Endpoint=http://HOST;Port=PORT;AccessKey=KEY;Version=1.0;\n"
+"                            connect their hubs at /server/ and their clients are sent to\n"
+"                            /client/. The relay holds the clients, groups and users. KEY is\n"
+"                            used as its literal UTF-8 bytes, as the SDK does. Repeatable\n"
+"                            (key rotation: a token signed with any of them is accepted).\n"
+"                            Hubs are those the apps connect; no --hub is needed for them.\n"
+"  --app-negotiate NAME=URL  answer POST /NAME/negotiate by forwarding it (query, Authorization,\n"
+"                            cookies) to the app's own negotiate for its hub at URL, e.g.\n"
+"                            board=http://127.0.0.1:5000/board, and passing its answer back as\n"
+"                            it is (the redirect to /client/), so clients need to reach only\n"
+"                            the relay. Repeatable.\n"
 "\n"
 "Listening:\n"
 "  --listen ADDRESS:PORT     where clients connect (default 127.0.0.1:8080; use\n"
@@ -525,6 +581,8 @@ void config_print_help(FILE *out)
 "Endpoints: POST /NAME/negotiate (negotiateVersion 0 and 1), GET /NAME with a WebSocket\n"
 "upgrade (JSON and MessagePack hub protocols), the legacy endpoint (negotiate, connect,\n"
 "reconnect, start, abort, ping over WebSockets), GET /metrics. Server-Sent Events and long\n"
-"polling are not served yet, for either kind of client.\n",
+"polling are not served yet, for either kind of client. With --service-key also GET /server/\n"
+"(the apps' WebSockets), POST /client/negotiate (negotiateVersion 1) and GET /client/ with\n"
+"a WebSocket upgrade for Core clients.\n",
         out);
 }

@@ -20,6 +20,8 @@ struct hub_route {
     char *backend_host;  /* host name or address */
     int backend_port;
     char *backend_path;  /* with leading '/', no trailing '/' */
+    bool app_negotiate;  /* service mode (--app-negotiate): only negotiate is forwarded, and the
+                            app's answer (a redirect to /client/) goes back as it is */
 };
 
 struct relay_config {
@@ -32,6 +34,8 @@ struct relay_config {
     size_t cors_origin_count;
     char *token_secret;          /* signs connection tokens; random per process if NULL */
     char *backend_source_addresses; /* comma list of local addresses for backend links, or NULL */
+    char **service_keys;         /* service mode's AccessKeys (several: rotation); none = off */
+    size_t service_key_count;
 
     char *legacy_path;            /* legacy ASP.NET SignalR endpoint, default "/signalr"; "" = off */
     unsigned legacy_keepalive_ms; /* legacy keep-alive `{}` interval (10 s) */

@@ -139,6 +139,9 @@ static void backend_negotiated(void *owner, unsigned status, const char *body, s
         char text[512];
         snprintf(text, sizeof text, "The backend hub '%s' is unreachable: %s", n->hub->name, error);
         set_text_reply(n, 503, text);
+    } else if (status == 200 && n->hub->app_negotiate) {
+        /* Service mode: the app's answer is a redirect to the relay's /client/ with its token. */
+        set_reply(n, 200, "application/json", body, len);
     } else if (status == 200) {
         accept_backend_reply(n, body, len);
     } else {

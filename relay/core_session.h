@@ -85,11 +85,21 @@ struct core_session {
     char connection_id[48];            /* for logs: the hub's id, or "-" */
 };
 
+/* Service mode: who the client is, as the relay verified it before the
+ * upgrade (relay/service_client.c). Copied by core_session_create. */
+struct core_session_identity {
+    const char *connection_id;      /* the id the relay minted at negotiate */
+    const struct hub_claim *claims; /* OpenConnection's claims */
+    size_t claim_count;
+};
+
 /* Accepts an upgrade for the hub `endpoint` serves: negotiation is what
  * core_negotiation_take returned for the id= token (ownership passes), or
- * NULL for a client that skipped negotiation. NULL when out of memory. */
+ * NULL for a client that skipped negotiation; identity is NULL in proxy
+ * mode (the backend authenticates the client itself: access_token is then
+ * forwarded in the query; with an identity it is not). NULL when out of memory. */
 struct core_session *core_session_create(struct core_sessions *table, struct lws *wsi, struct hub_endpoint *endpoint,
-                                         struct negotiation *negotiation);
+                                         struct negotiation *negotiation, const struct core_session_identity *identity);
 void core_session_established(struct core_session *s);
 int core_session_receive(struct core_session *s, const void *in, size_t len);
 int core_session_writeable(struct core_session *s);

@@ -42,8 +42,9 @@ int main(int argc, char **argv)
         config_free(&cfg);
         return r == CONFIG_EXIT_SUCCESS ? 0 : 2;
     }
-    if (cfg.hub_count == 0) {
-        fprintf(stderr, "signalr-relay: no hub configured: give at least one --hub NAME=URL or a --config file.\n\n");
+    if (cfg.hub_count == 0 && cfg.service_key_count == 0) {
+        fprintf(stderr, "signalr-relay: no hub configured: give at least one --hub NAME=URL, a --service-key KEY "
+                        "or a --config file.\n\n");
         config_print_help(stderr);
         config_free(&cfg);
         return 2;

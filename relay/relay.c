@@ -15,6 +15,8 @@
 #include "relay/legacy.h"
 #include "relay/legacy_session.h"
 #include "relay/log.h"
+#include "relay/service_client.h"
+#include "relay/service_server.h"
 
 /* --------------------------------------------------------------- routing */
 
@@ -69,6 +71,16 @@ static int refuse_http_transport(struct relay *relay, struct lws *wsi, enum http
     return respond_text(relay, wsi, 405, "");
 }
 
+/* Service mode's paths, which the SDK builds without any prefix: "/server/"
+ * and "/client/..." (NULL if path is neither or service mode is off). */
+static const char *service_route(const struct relay *relay, const char *path, const char *base)
+{
+    size_t n = strlen(base);
+    if (!relay->service.enabled || strncmp(path, base, n) != 0 || (path[n] && path[n] != '/'))
+        return NULL;
+    return path + n;
+}
+
 static int route_http(struct relay *relay, struct lws *wsi)
 {
     char path[1024];
@@ -77,6 +89,11 @@ static int route_http(struct relay *relay, struct lws *wsi)
         return respond_text(relay, wsi, 414, "URI Too Long");
     if (strcmp(path, "/metrics") == 0 && method == HTTP_GET)
         return serve_metrics(relay, wsi);
+    const char *client_suffix = service_route(relay, path, "/client");
+    if (client_suffix)
+        return service_client_http(&relay->service, wsi, client_suffix);
+    if (service_route(relay, path, "/server"))
+        return respond_text(relay, wsi, 400, "App server connections are WebSockets.");
     const char *legacy_suffix = legacy_route(relay->loop.cfg, path);
     if (legacy_suffix)
         return legacy_http(&relay->legacy, wsi, legacy_suffix);
@@ -99,11 +116,21 @@ static int confirm_upgrade(struct relay *relay, struct lws *wsi)
     bool negotiate;
     if (!http_request_path(wsi, path, sizeof path))
         return -1;
+    const char *service_suffix = service_route(relay, path, "/server");
+    if (service_suffix)
+        return strcmp(service_suffix, "") == 0 || strcmp(service_suffix, "/") == 0
+                   ? service_server_confirm(&relay->service, wsi)
+                   : http_refuse_upgrade(relay->loop.cfg, wsi, 404, "Not Found");
+    service_suffix = service_route(relay, path, "/client");
+    if (service_suffix)
+        return strcmp(service_suffix, "") == 0 || strcmp(service_suffix, "/") == 0
+                   ? service_client_confirm(&relay->service, &relay->sessions, wsi)
+                   : http_refuse_upgrade(relay->loop.cfg, wsi, 404, "Not Found");
     const char *legacy_suffix = legacy_route(relay->loop.cfg, path);
     if (legacy_suffix)
         return legacy_confirm_upgrade(&relay->legacy, wsi, legacy_suffix);
     const struct hub_route *hub = route_hub(relay, path, &negotiate);
-    if (!hub || negotiate)
+    if (!hub || negotiate || hub->app_negotiate) /* app-negotiate hubs: clients connect at /client/ */
         return http_refuse_upgrade(relay->loop.cfg, wsi, 404, "Not Found");
     struct negotiation *n = NULL;
     int id_len = http_query_arg(wsi, "id", id, sizeof id);
@@ -116,7 +143,7 @@ static int confirm_upgrade(struct relay *relay, struct lws *wsi)
         if (!n)
             return http_refuse_upgrade(relay->loop.cfg, wsi, 404, "No Connection with that ID");
     }
-    struct core_session *s = core_session_create(&relay->sessions, wsi, &relay->endpoints[hub - relay->loop.cfg->hubs].base, n);
+    struct core_session *s = core_session_create(&relay->sessions, wsi, &relay->endpoints[hub - relay->loop.cfg->hubs].base, n, NULL);
     if (!s)
         return -1;
     lws_set_opaque_user_data(wsi, s);
@@ -148,6 +175,7 @@ static void detach_and_destroy(struct lws *wsi, void *owner)
     case WSI_ROLE_LEGACY_START: legacy_start_abandoned(owner); break;
     case WSI_ROLE_BACKEND_NEGOTIATE:
     case WSI_ROLE_BACKEND_LINK: backend_wsi_destroyed(owner); break;
+    case WSI_ROLE_SERVICE_SERVER: service_server_destroy(owner); break;
     case WSI_ROLE_NONE: break;
     }
 }
@@ -176,12 +204,16 @@ static int server_callback(struct lws *wsi, enum lws_callback_reasons reason, vo
             core_session_established(owner);
         else if (role_of(owner) == WSI_ROLE_LEGACY_SESSION)
             legacy_session_established(owner);
+        else if (role_of(owner) == WSI_ROLE_SERVICE_SERVER)
+            service_server_established(owner);
         return 0;
     case LWS_CALLBACK_RECEIVE:
         if (session_of(owner))
             return core_session_receive(owner, in, len);
         if (role_of(owner) == WSI_ROLE_LEGACY_SESSION)
             return legacy_session_receive(owner, in, len);
+        if (role_of(owner) == WSI_ROLE_SERVICE_SERVER)
+            return service_server_receive(owner, in, len);
         return -1;
     case LWS_CALLBACK_RECEIVE_PONG:
         if (role_of(owner) == WSI_ROLE_LEGACY_SESSION)
@@ -192,6 +224,8 @@ static int server_callback(struct lws *wsi, enum lws_callback_reasons reason, vo
             return core_session_writeable(owner);
         if (role_of(owner) == WSI_ROLE_LEGACY_SESSION)
             return legacy_session_writeable(owner, wsi);
+        if (role_of(owner) == WSI_ROLE_SERVICE_SERVER)
+            return service_server_writeable(owner);
         return 0;
     case LWS_CALLBACK_CLOSED:
     case LWS_CALLBACK_WSI_DESTROY:
@@ -227,6 +261,10 @@ int relay_start(struct relay *relay, const struct relay_config *cfg)
         return -1;
     }
     core_negotiations_init(&relay->negotiations, &relay->loop, &relay->backends, relay->dict_seed);
+    if (!service_init(&relay->service, &relay->loop, relay->dict_seed)) {
+        log_error("relay: out of memory or randomness");
+        return -1;
+    }
     if (!legacy_table_init(&relay->legacy, &relay->loop, cfg->hub_count, relay->dict_seed)) {
         log_error("relay: out of memory or randomness");
         return -1;
@@ -283,6 +321,9 @@ int relay_start(struct relay *relay, const struct relay_config *cfg)
     for (size_t i = 0; i < cfg->hub_count; i++)
         log_info("relay: hub %s at http://%s:%d%s/%s -> %s", cfg->hubs[i].name, cfg->listen_address,
                  cfg->listen_port, cfg->path_prefix, cfg->hubs[i].name, cfg->hubs[i].backend_url);
+    if (relay->service.enabled)
+        log_info("relay: service mode: apps connect at ws://%s:%d/server/ (%zu key%s), clients at /client/",
+                 cfg->listen_address, cfg->listen_port, cfg->service_key_count, cfg->service_key_count == 1 ? "" : "s");
     return 0;
 }
 
@@ -291,7 +332,7 @@ static void drain_tick(struct timer_entry *e)
 {
     struct relay *relay = list_container_of(e, struct relay, drain_timer);
     bool drained = core_sessions_empty(&relay->sessions) && relay->loop.stats.legacy_sessions_active == 0 &&
-                   relay->loop.stats.backend_links_active == 0;
+                   relay->loop.stats.backend_links_active == 0 && service_servers_empty(&relay->service);
     if (drained || clock_now_ms() >= relay->drain_deadline) {
         relay->drained = true;
         loop_break(&relay->loop);
@@ -306,8 +347,9 @@ static void drain_tick(struct timer_entry *e)
  * a clean close (the backend runs OnDisconnectedAsync). At most DRAIN_MAX_MS. */
 static void drain(struct relay *relay)
 {
-    core_sessions_shutdown(&relay->sessions);
+    core_sessions_shutdown(&relay->sessions); /* service mode: the apps hear CloseConnection */
     legacy_table_shutdown(&relay->legacy);
+    service_servers_shutdown(&relay->service);
     relay->drain_deadline = clock_now_ms() + DRAIN_MAX_MS;
     timer_entry_init(&relay->drain_timer, drain_tick);
     loop_timer_schedule(&relay->loop, &relay->drain_timer, clock_now_ms());
@@ -338,6 +380,7 @@ void relay_destroy(struct relay *relay)
     backends_free(&relay->backends);
     free(relay->endpoints);
     relay->endpoints = NULL;
+    service_free(&relay->service);
 }
 
 /* Renders /metrics (Prometheus text format) into out. */
@@ -375,4 +418,5 @@ static void relay_render_metrics(struct relay *relay, struct buf *out)
         (unsigned long long)s->legacy_sessions_active,
         (unsigned long long)s->legacy_negotiations, timer_wheel_armed(&relay->loop.wheel));
     buf_append(out, text, n > 0 ? (size_t)n : 0);
+    service_render_metrics(&relay->service, out);
 }

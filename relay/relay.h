@@ -23,6 +23,7 @@
 #include "relay/legacy_session.h"
 #include "relay/loop.h"
 #include "relay/proxy_channel.h"
+#include "relay/service.h"
 
 struct relay {
     struct loop loop;                 /* the event loop, lws context, timer wheel, config, counters */
@@ -34,6 +35,7 @@ struct relay {
 
     struct core_sessions sessions;
     struct legacy_table legacy;       /* legacy connections, their tokens and per-hub state */
+    struct service service;           /* service mode: the apps' hubs, server connections, clients */
 
     struct lws_protocols protocols[4]; /* lws keeps a pointer: lives as long as the context */
     struct timer_entry drain_timer;   /* shutdown: checks whether everything closed */

@@ -16,6 +16,7 @@ enum wsi_role {
     WSI_ROLE_LEGACY_START, /* struct legacy_start_wait: a legacy /start awaiting backend links */
     WSI_ROLE_BACKEND_NEGOTIATE, /* struct backend_negotiate (backend.c) */
     WSI_ROLE_BACKEND_LINK,      /* struct backend_link (backend.c) */
+    WSI_ROLE_SERVICE_SERVER,    /* struct service_server: an app's server connection (service mode) */
 };
 
 #endif

@@ -9,8 +9,7 @@
 
 #include "relay/log.h"
 
-/* A message with room for cap payload bytes; NULL when out of memory. */
-static struct wsmsg *wsmsg_new(size_t cap, bool binary)
+struct wsmsg *wsmsg_new(size_t cap, bool binary)
 {
     if (cap > SIZE_MAX - sizeof(struct wsmsg) - LWS_PRE)
         return NULL;
@@ -25,9 +24,7 @@ static struct wsmsg *wsmsg_new(size_t cap, bool binary)
     return m;
 }
 
-/* Appends bytes, growing the message; returns the (possibly moved) message or
- * NULL on failure (the old message is then still valid and still owned by the caller). */
-static struct wsmsg *wsmsg_append(struct wsmsg *m, const void *data, size_t len)
+struct wsmsg *wsmsg_append(struct wsmsg *m, const void *data, size_t len)
 {
     if (len > m->cap - m->len) {
         size_t cap = m->cap ? m->cap : 256;

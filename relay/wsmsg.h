@@ -22,6 +22,13 @@ struct wsmsg {
     unsigned char storage[];
 };
 
+/* A message with room for cap payload bytes; NULL when out of memory. */
+struct wsmsg *wsmsg_new(size_t cap, bool binary);
+/* Appends bytes, growing the message; returns the (possibly moved) message or
+ * NULL on failure (the old message is then still valid and still owned by the
+ * caller). Besides wsmsg_receive, service mode's server connections batch
+ * their service messages with it (relay/service_server.c). */
+struct wsmsg *wsmsg_append(struct wsmsg *m, const void *data, size_t len);
 /* A message holding a copy of data; NULL when out of memory. */
 struct wsmsg *wsmsg_copy(const void *data, size_t len, bool binary);
 void wsmsg_free(struct wsmsg *m);

@@ -38,8 +38,9 @@ RELAY_LAYERS = {
     "clock": BOTTOM, "log": BOTTOM, "config": BOTTOM, "loop": BOTTOM, "wsmsg": BOTTOM, "http": BOTTOM,
     "wsi_role": BOTTOM,
     "hub_channel": MIDDLE, "backend": MIDDLE, "proxy_channel": MIDDLE,
+    "service": MIDDLE, "service_channel": MIDDLE, "service_server": MIDDLE,
     "core_negotiate": TOP, "core_session": TOP, "legacy": TOP, "legacy_session": TOP, "legacy_link": TOP,
-    "legacy_start": TOP, "relay": TOP, "main": TOP,
+    "legacy_start": TOP, "relay": TOP, "main": TOP, "service_client": TOP,
 }
 
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]')

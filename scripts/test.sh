@@ -10,7 +10,9 @@
 #                tests/backend, then the same suites through the release and the ASan relay
 #                (scripts/interop.sh); then
 #                the relay's own behaviour: timeouts, backend loss, limits, flow control, CORS,
-#                metrics, many connections, shutdown (scripts/relay-tests.sh, tests/relay); then
+#                metrics, many connections, shutdown (scripts/relay-tests.sh, tests/relay); service
+#                mode with the real Azure SignalR SDK app and real clients (scripts/service-tests.sh,
+#                tests/service); then
 #                the real ASP.NET SignalR 2.4.1 server on Mono answers the legacy reference checks
 #                (tests/legacy-ref/run-tests.sh)
 #   5. bench     a short smoke run of the benchmark programs and of scripts/bench --quick, so they
@@ -103,6 +105,7 @@ interop() {
   local status=0
   "$root/scripts/interop.sh" || status=1
   "$root/scripts/relay-tests.sh" || status=1
+  "$root/scripts/service-tests.sh" || status=1
   # the real ASP.NET SignalR 2.4.1 server on Mono, the reference the legacy side is judged by
   "$root/tests/legacy-ref/run-tests.sh" || status=1
   return $status

@@ -136,10 +136,53 @@ static void test_config_file(void)
     unlink(path);
 }
 
+/* Service mode: keys from flags and from the file, several of them (rotation). */
+static void test_service_keys(void)
+{
+    struct relay_config cfg;
+    char err[512] = "";
+    char *argv[] = { "relay", "--service-key", "first key", "--service-key=second" };
+    CHECK_EQ_INT(parse(&cfg, err, sizeof err, 4, argv), CONFIG_OK);
+    CHECK_EQ_INT(cfg.service_key_count, 2);
+    CHECK(strcmp(cfg.service_keys[0], "first key") == 0);
+    CHECK(strcmp(cfg.service_keys[1], "second") == 0);
+    CHECK_EQ_INT(cfg.hub_count, 0);
+    config_free(&cfg);
+
+    const char *path = write_temp("{\"service-keys\":[\"a\",\"b\"],\"service-key\":\"c\"}");
+    CHECK(path != NULL);
+    char *argv2[] = { "relay", "--config", (char *)path, "--service-key", "d" };
+    CHECK_EQ_INT(parse(&cfg, err, sizeof err, 5, argv2), CONFIG_OK);
+    CHECK_EQ_INT(cfg.service_key_count, 4);
+    CHECK(strcmp(cfg.service_keys[3], "d") == 0);
+    config_free(&cfg);
+    unlink(path);
+
+    path = write_temp("{\"service-keys\":\"a\"}");
+    char *argv3[] = { "relay", "--config", (char *)path };
+    CHECK_EQ_INT(parse(&cfg, err, sizeof err, 3, argv3), CONFIG_ERROR);
+    CHECK(strstr(err, "\"service-keys\" must be an array") != NULL);
+    config_free(&cfg);
+    unlink(path);
+
+    expect_error("non-empty key", 3, (char *[]){ "relay", "--service-key", "" });
+
+    char *argv4[] = { "relay", "--service-key", "k", "--app-negotiate", "board=http://127.0.0.1:5000/board",
+                      "--hub", "chat=http://127.0.0.1:5000/chat" };
+    CHECK_EQ_INT(parse(&cfg, err, sizeof err, 7, argv4), CONFIG_OK);
+    CHECK_EQ_INT(cfg.hub_count, 2);
+    CHECK(cfg.hubs[0].app_negotiate);
+    CHECK(strcmp(cfg.hubs[0].backend_path, "/board") == 0);
+    CHECK(!cfg.hubs[1].app_negotiate);
+    config_free(&cfg);
+    expect_error("NAME=APP_HUB_URL", 3, (char *[]){ "relay", "--app-negotiate", "board" });
+}
+
 int main(void)
 {
     test_defaults_and_hubs();
     test_errors();
     test_config_file();
+    test_service_keys();
     return test_main_result("test_config");
 }

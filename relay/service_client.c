@@ -1,0 +1,185 @@
+/* service_client.c - /client/negotiate and the /client/ WebSocket of service mode's Core clients (see service_client.h). */
+#include "relay/service_client.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "hub/conn_token.h"
+#include "hub/service_token.h"
+#include "protocol/negotiate.h"
+#include "relay/http.h"
+#include "relay/log.h"
+
+/* Checks the client JWT for the hub named by hub=. *why says why not. */
+static bool verify_client(struct service *svc, struct lws *wsi, struct service_hub **hub, struct svc_token *t,
+                          const char **why)
+{
+    char key[256], jwt[SVC_TOKEN_MAX_CHARS + 1];
+    int key_len = http_query_arg(wsi, "hub", key, sizeof key);
+    *hub = key_len > 0 ? service_hub_find(svc, span_make(key, (size_t)key_len)) : NULL;
+    if (!*hub) {
+        *why = "no app has connected this hub";
+        return false;
+    }
+    int n = service_request_token(wsi, jwt, sizeof jwt);
+    struct svc_token_check check = {
+        .keys = svc->keys, .key_count = svc->key_count, .now = service_unix_now(),
+        .skew = SVC_TOKEN_DEFAULT_SKEW, .kind = SVC_TOKEN_CLIENT, .hub = span_from_cstr((*hub)->key),
+    };
+    struct proto_error err = { 0 };
+    if (n <= 0) {
+        *why = "no access token";
+        return false;
+    }
+    if (svc_token_verify(span_make(jwt, (size_t)n), &check, t, &err) != PROTO_OK) {
+        *why = err.detail[0] ? err.detail : "invalid access token";
+        return false;
+    }
+    return true;
+}
+
+static int negotiate(struct service *svc, struct lws *wsi)
+{
+    const struct relay_config *cfg = svc->loop->cfg;
+    struct service_hub *hub;
+    struct svc_token t;
+    const char *why = "";
+    svc_token_init(&t);
+    if (!verify_client(svc, wsi, &hub, &t, &why)) {
+        log_info("service: client negotiate refused: %s", why);
+        return hub ? http_respond_text(cfg, wsi, 401, "Unauthorized")
+                   : http_respond_text(cfg, wsi, 404, "No app server is connected to this hub.");
+    }
+    char version_text[32];
+    int vlen = http_query_arg(wsi, "negotiateVersion", version_text, sizeof version_text);
+    struct buf body;
+    buf_init(&body);
+    int version = 0;
+    int rc;
+    /* The relay's tokens carry the id; negotiate v0 clients would connect with the bare id. */
+    if (negotiate_parse_version(vlen >= 0 ? span_make(version_text, (size_t)vlen) : SPAN_NONE, 1, &version, &body,
+                                NULL) != PROTO_OK) {
+        struct buf error;
+        buf_init(&error);
+        negotiate_encode_error(buf_span(&body), &error, NULL);
+        rc = http_respond(cfg, wsi, 200, "application/json", error.data, error.len);
+        buf_free(&error);
+    } else if (!service_hub_accepting(hub)) {
+        rc = http_respond_text(cfg, wsi, 503, "No app server is connected to this hub.");
+    } else {
+        char id[CONN_ID_LEN + 1];
+        struct buf token;
+        buf_init(&token);
+        struct span hubs[1] = { span_from_cstr(hub->key) };
+        struct span user = span_is_set(t.user_id) ? t.user_id : SPAN_LIT("");
+        struct negotiate_reply reply = { .version = version, .transports = NEGOTIATE_TRANSPORT_WEBSOCKETS };
+        if (conn_id_generate(id) &&
+            conn_token_mint(&svc->token_key, span_from_cstr(id), user, hubs, 1, (uint64_t)service_unix_now() * 1000u,
+                            &token)) {
+            reply.connection_id = span_from_cstr(id);
+            reply.connection_token = buf_span(&token);
+        }
+        if (reply.connection_id.ptr && negotiate_encode_response(&reply, &body, NULL) == PROTO_OK) {
+            svc->loop->stats.negotiations++;
+            rc = http_respond(cfg, wsi, 200, "application/json", body.data, body.len);
+        } else {
+            rc = http_respond_text(cfg, wsi, 500, "The relay could not complete negotiate.");
+        }
+        buf_free(&token);
+    }
+    buf_free(&body);
+    svc_token_free(&t);
+    return rc;
+}
+
+int service_client_http(struct service *svc, struct lws *wsi, const char *suffix)
+{
+    const struct relay_config *cfg = svc->loop->cfg;
+    enum http_method method = http_request_method(wsi);
+    if (method == HTTP_OPTIONS)
+        return http_respond_preflight(cfg, wsi);
+    if (strcmp(suffix, "/negotiate") == 0 || strcmp(suffix, "/negotiate/") == 0)
+        return method == HTTP_POST ? negotiate(svc, wsi) : http_respond_text(cfg, wsi, 405, "");
+    return http_respond_text(cfg, wsi, 404, "Only the WebSockets transport is served.");
+}
+
+/* The claims of a verified token as hub_claims (NUL-terminated copies in *storage). */
+static struct hub_claim *claims_of(const struct svc_token *t, char **storage)
+{
+    size_t bytes = 0;
+    for (size_t i = 0; i < t->claim_count; i++)
+        bytes += t->claims[i].type.len + t->claims[i].value.len + 2;
+    struct hub_claim *claims = calloc(t->claim_count ? t->claim_count : 1, sizeof *claims);
+    char *w = *storage = malloc(bytes ? bytes : 1);
+    if (!claims || !w) {
+        free(claims);
+        free(*storage);
+        *storage = NULL;
+        return NULL;
+    }
+    for (size_t i = 0; i < t->claim_count; i++) {
+        struct span parts[2] = { t->claims[i].type, t->claims[i].value };
+        for (int k = 0; k < 2; k++) {
+            if (parts[k].len)
+                memcpy(w, parts[k].ptr, parts[k].len);
+            w[parts[k].len] = '\0';
+            if (k == 0)
+                claims[i].type = w;
+            else
+                claims[i].value = w;
+            w += parts[k].len + 1;
+        }
+    }
+    return claims;
+}
+
+int service_client_confirm(struct service *svc, struct core_sessions *sessions, struct lws *wsi)
+{
+    const struct relay_config *cfg = svc->loop->cfg;
+    struct service_hub *hub;
+    struct svc_token t;
+    const char *why = "";
+    svc_token_init(&t);
+    if (!verify_client(svc, wsi, &hub, &t, &why)) {
+        log_info("service: client connection refused: %s", why);
+        return http_refuse_upgrade(cfg, wsi, hub ? 401 : 404, hub ? "Unauthorized" : "Not Found");
+    }
+    /* The relay's own token from negotiate: the id, for this hub and this user, not stale. */
+    char token[CONN_TOKEN_MAX_CHARS + 1];
+    int n = http_query_arg(wsi, "id", token, sizeof token);
+    struct conn_token_claims ct;
+    conn_token_claims_init(&ct);
+    bool ok = n > 0 && conn_token_verify(&svc->token_key, span_make(token, (size_t)n), &ct, NULL) == PROTO_OK &&
+              ct.hub_count == 1 && span_eq_nocase(ct.hubs[0], span_from_cstr(hub->key)) &&
+              span_eq(ct.user, span_is_set(t.user_id) ? t.user_id : SPAN_LIT("")) &&
+              ct.conn_id.len == CONN_ID_LEN &&
+              (uint64_t)service_unix_now() * 1000u <= ct.issued_at_ms + cfg->negotiate_ttl_ms + 1000u;
+    if (!ok) {
+        conn_token_claims_free(&ct);
+        svc_token_free(&t);
+        return http_refuse_upgrade(cfg, wsi, 404, "No Connection with that ID");
+    }
+    char id[CONN_ID_LEN + 1];
+    memcpy(id, ct.conn_id.ptr, CONN_ID_LEN);
+    id[CONN_ID_LEN] = '\0';
+    conn_token_claims_free(&ct);
+    if (svc_hub_find_client(&hub->model, span_from_cstr(id))) {
+        svc_token_free(&t);
+        return http_refuse_upgrade(cfg, wsi, 409, "The connection is already connected.");
+    }
+    /* OpenConnection carries the claims with their long types (spec 3.6, appendix A.11). */
+    svc_token_map_inbound(&t);
+    char *storage = NULL;
+    struct hub_claim *claims = claims_of(&t, &storage);
+    struct core_session_identity identity = { id, claims, claims ? t.claim_count : 0 };
+    struct core_session *s = claims ? core_session_create(sessions, wsi, &hub->endpoint, NULL, &identity) : NULL;
+    free(claims);
+    free(storage);
+    svc_token_free(&t);
+    if (!s)
+        return -1;
+    lws_set_opaque_user_data(wsi, s);
+    return 0;
+}
