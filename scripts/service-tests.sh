@@ -134,7 +134,7 @@ echo "app listening on $APP_URL (pid $APP_PID, log $APP_LOG)"
 tap="$log_dir/service-tests.tap"
 (cd tests/service &&
     RELAY_URL=$RELAY_URL APP_URL=$APP_URL APP_DLL=$APP_DLL SERVICE_KEY=$SERVICE_KEY OLD_SERVICE_KEY=$OLD_SERVICE_KEY \
-    node --test --test-concurrency=1 --test-timeout=90000 \
+    timeout 900 node --test --test-concurrency=1 --test-timeout=90000 \
         --test-reporter=spec --test-reporter-destination=stdout \
         --test-reporter=tap --test-reporter-destination="$tap" ${SERVICE_TESTS:-test/})
 node_status=$?

@@ -21,30 +21,9 @@ export const RELAY_PORT = Number(new URL(RELAY_URL).port);
 export const APP_URL = required("APP_URL");
 export const APP_DLL = required("APP_DLL");
 export const SERVICE_KEY = required("SERVICE_KEY");
-export const TIMEOUT_MS = 10000;
-
-export function sleep(ms) {
-    return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-export function withTimeout(promise, ms, what) {
-    let timer;
-    const timeout = new Promise((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms);
-    });
-    return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
-
-export async function pollUntil(probe, done, what, timeoutMs = TIMEOUT_MS, everyMs = 100) {
-    const deadline = Date.now() + timeoutMs;
-    let last;
-    for (;;) {
-        last = await probe();
-        if (done(last)) return last;
-        if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; last value: ${JSON.stringify(last)}`);
-        await sleep(everyMs);
-    }
-}
+// The bounded waits every node suite shares (tests/lib/common.mjs).
+export { TIMEOUT_MS, sleep, withTimeout, pollUntil } from "../lib/common.mjs";
+import { TIMEOUT_MS, sleep, withTimeout, pollUntil } from "../lib/common.mjs";
 
 // The client methods the Board hub calls.
 const BOARD_METHODS = ["welcome", "joined", "left", "private", "userMessage", "broadcast", "groupMessage"];

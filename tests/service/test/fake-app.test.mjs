@@ -1,7 +1,7 @@
 // The relay's server side driven by hand: a fake app server speaks the service protocol on a raw
 // WebSocket, so a test controls fragmentation, packing, order and timing exactly (what the real
 // SDK does is covered by the other files; tests/service-app/OBSERVED.md is what it sends).
-import { test, before } from "node:test";
+import { test, before } from "../../lib/test.mjs";
 import assert from "node:assert/strict";
 import crypto from "node:crypto";
 import WebSocket from "ws";

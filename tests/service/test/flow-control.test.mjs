@@ -1,7 +1,7 @@
 // A client that stops reading while the app sends to everyone: a shared server connection
 // cannot be paused for it, so the relay holds its messages up to --max-buffered and then closes
 // it with a reason (counted in /metrics). The other clients get everything, in order.
-import { test } from "node:test";
+import { test } from "../../lib/test.mjs";
 import assert from "node:assert/strict";
 import WebSocket from "ws";
 import { APP_URL, RELAY_URL, connect, metrics, pollUntil, stopAll, waitFor, withTimeout } from "../lib.mjs";

@@ -1,6 +1,6 @@
 // Groups live in the relay's hub model: the app's Groups.Add/Remove arrive as 18/19 (acked by
 // the relay), its group sends as 13/14, and the relay delivers each to the members itself.
-import { test } from "node:test";
+import { test } from "../../lib/test.mjs";
 import assert from "node:assert/strict";
 import { APP_URL, connect, waitFor, messages, metrics, pollUntil, stopAll, sleep } from "../lib.mjs";
 

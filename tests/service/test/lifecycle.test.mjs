@@ -1,6 +1,6 @@
 // Ends: the app aborting a client, a client leaving, and the app process going away (killed,
 // or stopped with SIGTERM, when the SDK's shutdown handshake fin:0 / finack runs).
-import { test } from "node:test";
+import { test } from "../../lib/test.mjs";
 import assert from "node:assert/strict";
 import { connect, waitFor, stopAll, startApp, stopApp, sleep } from "../lib.mjs";
 

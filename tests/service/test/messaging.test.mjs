@@ -1,7 +1,7 @@
 // Hub calls and sends through service mode with stock clients: the app's negotiate redirects
 // them to the relay, which holds them and passes their traffic to and from the app's server
 // connections (JSON and MessagePack, bytes as the app wrote them).
-import { test } from "node:test";
+import { test } from "../../lib/test.mjs";
 import assert from "node:assert/strict";
 import { connect, waitFor, messages, signalR, stopAll, sleep } from "../lib.mjs";
 

@@ -1,6 +1,6 @@
 // What the relay itself does in service mode: token checks on both sides, the ops hub's
 // authorization at the app, and /metrics.
-import { test } from "node:test";
+import { test } from "../../lib/test.mjs";
 import assert from "node:assert/strict";
 import WebSocket from "ws";
 import { APP_URL, RELAY_URL, connect, metrics, pollUntil, stopAll, waitFor } from "../lib.mjs";

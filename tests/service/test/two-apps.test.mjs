@@ -1,6 +1,6 @@
 // Two processes of the app serve the same hub: the relay spreads new clients over the server
 // connections of both, and a send from either process reaches clients bound to both.
-import { test } from "node:test";
+import { test } from "../../lib/test.mjs";
 import assert from "node:assert/strict";
 import { APP_URL, connect, waitFor, messages, pollUntil, sleep, startApp, stopAll, stopApp } from "../lib.mjs";
 

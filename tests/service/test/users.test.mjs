@@ -1,6 +1,6 @@
 // Users live in the relay's hub model (asrs.s.uid of the client token): Clients.User reaches
 // every connection of that user, wherever it is bound.
-import { test } from "node:test";
+import { test } from "../../lib/test.mjs";
 import assert from "node:assert/strict";
 import { APP_URL, connect, waitFor, messages, stopAll, sleep } from "../lib.mjs";
 
