@@ -1,10 +1,8 @@
-/* resolver.c - the caching host-name resolver: c-ares driven by libev
- * watchers, answers cached per name (see resolver.h).
+/* resolver.c - the caching host-name resolver: answers cached per name,
+ * lookups on a c-ares channel driven by the relay's loop (relay/ares_ev.c)
+ * (see resolver.h).
  *
- * Three parts:
- *   - the c-ares channel: every socket it opens gets an ev_io (its
- *     sock_state_cb says which sockets, and whether to watch for reading or
- *     writing), and one ev_timer follows ares_timeout() for retransmissions;
+ * Two parts:
  *   - the cache: one struct resolver_entry per name, in a dict by name and
  *     on an LRU list, holding the last answer, its deadlines and the requests
  *     waiting for its lookup;
@@ -29,14 +27,8 @@
 
 #include "containers/dict.h"
 #include "containers/span.h"
+#include "relay/ares_ev.h"
 #include "relay/clock.h"
-
-/* One socket c-ares has open, watched for what c-ares wants of it. */
-struct resolver_sock {
-    ev_io io;
-    struct list_node link;    /* in resolver->socks */
-    struct resolver *resolver;
-};
 
 /* One name: its last answer (or failure), its deadlines, its waiters. */
 struct resolver_entry {
@@ -61,15 +53,12 @@ struct resolver_entry {
 
 struct resolver {
     struct ev_loop *loop;
-    ares_channel channel;
-    bool channel_ready;
+    struct ares_ev dns;             /* the c-ares channel on the loop */
     bool library_ready;
     bool destroying;
     struct resolver_config cfg;     /* defaults applied; the strings are owned copies */
     struct dict names;              /* name -> struct resolver_entry */
     struct list_node lru;           /* every entry */
-    struct list_node socks;         /* every struct resolver_sock */
-    ev_timer ares_timer;            /* c-ares' next timeout */
     size_t pending;                 /* c-ares lookups in flight */
     struct resolver_stats stats;
 };
@@ -165,82 +154,6 @@ static bool name_to_key(const char *name, char key[RESOLVER_MAX_NAME + 1], size_
     key[n] = '\0';
     *len = n;
     return n > 0;
-}
-
-/* ------------------------------------------------------------- c-ares I/O */
-
-/* Points the channel timer at c-ares' next timeout, or stops it. */
-static void ares_timer_rearm(struct resolver *r)
-{
-    struct timeval tv, *t = r->channel_ready ? ares_timeout(r->channel, NULL, &tv) : NULL;
-    ev_timer_stop(r->loop, &r->ares_timer);
-    if (!t)
-        return;
-    ev_timer_set(&r->ares_timer, (double)t->tv_sec + (double)t->tv_usec / 1e6, 0.0);
-    ev_timer_start(r->loop, &r->ares_timer);
-}
-
-static void ares_timer_fired(struct ev_loop *loop, ev_timer *w, int revents)
-{
-    (void)loop;
-    (void)revents;
-    struct resolver *r = w->data;
-    ares_process_fd(r->channel, ARES_SOCKET_BAD, ARES_SOCKET_BAD);
-    ares_timer_rearm(r);
-}
-
-static void sock_ready(struct ev_loop *loop, ev_io *w, int revents)
-{
-    (void)loop;
-    struct resolver_sock *s = list_container_of(w, struct resolver_sock, io);
-    struct resolver *r = s->resolver;
-    int fd = w->fd;
-    /* May close the socket, and so free s (sock_state, 0, 0). */
-    ares_process_fd(r->channel, (revents & EV_READ) ? fd : ARES_SOCKET_BAD,
-                    (revents & EV_WRITE) ? fd : ARES_SOCKET_BAD);
-    ares_timer_rearm(r);
-}
-
-static struct resolver_sock *sock_find(struct resolver *r, int fd)
-{
-    for (struct list_node *n = r->socks.next; n != &r->socks; n = n->next) {
-        struct resolver_sock *s = list_container_of(n, struct resolver_sock, link);
-        if (s->io.fd == fd)
-            return s;
-    }
-    return NULL;
-}
-
-static void sock_free(struct resolver *r, struct resolver_sock *s)
-{
-    ev_io_stop(r->loop, &s->io);
-    list_unlink(&s->link);
-    free(s);
-}
-
-/* c-ares' ARES_OPT_SOCK_STATE_CB: a socket opened, changed interest, or
- * closed (neither readable nor writable). c-ares has one or two sockets per
- * server, so a list is enough. */
-static void sock_state(void *data, ares_socket_t fd, int readable, int writable)
-{
-    struct resolver *r = data;
-    struct resolver_sock *s = sock_find(r, fd);
-    if (!readable && !writable) {
-        if (s)
-            sock_free(r, s);
-        return;
-    }
-    if (!s) {
-        s = calloc(1, sizeof *s);
-        if (!s)
-            return; /* unwatched: its queries end by c-ares' timeout */
-        s->resolver = r;
-        ev_io_init(&s->io, sock_ready, fd, 0);
-        list_push_back(&r->socks, &s->link);
-    }
-    ev_io_stop(r->loop, &s->io);
-    ev_io_set(&s->io, fd, (readable ? EV_READ : 0) | (writable ? EV_WRITE : 0));
-    ev_io_start(r->loop, &s->io);
 }
 
 /* ------------------------------------------------------------- the cache */
@@ -423,8 +336,8 @@ static bool entry_lookup(struct resolver_entry *e, bool refresh)
     hints.ai_socktype = SOCK_STREAM;
     hints.ai_protocol = IPPROTO_TCP;
     hints.ai_flags = r->cfg.hosts_from_env ? ARES_AI_ENVHOSTS : 0;
-    ares_getaddrinfo(r->channel, e->name, NULL, &hints, lookup_done, e);
-    ares_timer_rearm(r);
+    ares_getaddrinfo(r->dns.channel, e->name, NULL, &hints, lookup_done, e);
+    ares_ev_rearm(&r->dns);
     return true;
 }
 
@@ -693,9 +606,7 @@ static int channel_open(struct resolver *r, char *err, size_t err_len)
 {
     struct ares_options o;
     memset(&o, 0, sizeof o);
-    int mask = ARES_OPT_SOCK_STATE_CB | ARES_OPT_TIMEOUTMS | ARES_OPT_TRIES;
-    o.sock_state_cb = sock_state;
-    o.sock_state_cb_data = r;
+    int mask = ARES_OPT_TIMEOUTMS | ARES_OPT_TRIES;
     o.timeout = (int)(r->cfg.lookup_timeout_ms / 2 > 100 ? r->cfg.lookup_timeout_ms / 2 : 100);
     o.tries = 2;
     if (r->cfg.lookups) {
@@ -706,17 +617,7 @@ static int channel_open(struct resolver *r, char *err, size_t err_len)
         o.resolvconf_path = (char *)r->cfg.resolv_conf;
         mask |= ARES_OPT_RESOLVCONF;
     }
-    int status = ares_init_options(&r->channel, &o, mask);
-    if (status != ARES_SUCCESS) {
-        snprintf(err, err_len, "resolver: c-ares: %s", ares_strerror(status));
-        return -1;
-    }
-    r->channel_ready = true;
-    if (r->cfg.servers && (status = ares_set_servers_ports_csv(r->channel, r->cfg.servers)) != ARES_SUCCESS) {
-        snprintf(err, err_len, "resolver: DNS servers '%s': %s", r->cfg.servers, ares_strerror(status));
-        return -1;
-    }
-    return 0;
+    return ares_ev_open(&r->dns, &o, mask, r->cfg.servers, err, err_len) ? 0 : -1;
 }
 
 struct resolver *resolver_create(struct ev_loop *loop, const struct resolver_config *cfg, char *err,
@@ -733,9 +634,7 @@ struct resolver *resolver_create(struct ev_loop *loop, const struct resolver_con
     }
     r->loop = loop;
     list_init_head(&r->lru);
-    list_init_head(&r->socks);
-    ev_timer_init(&r->ares_timer, ares_timer_fired, 0.0, 0.0);
-    r->ares_timer.data = r;
+    ares_ev_init(&r->dns, loop);
     if (cfg)
         r->cfg = *cfg;
     config_apply_defaults(&r->cfg);
@@ -774,12 +673,7 @@ void resolver_destroy(struct resolver *r)
         ev_timer_stop(r->loop, &e->tick);
         entry_deliver(e, true);
     }
-    if (r->channel_ready)
-        ares_destroy(r->channel); /* lookup_done(ARES_EDESTRUCTION) for each lookup; closes sockets */
-    r->channel_ready = false;
-    while (!list_is_empty(&r->socks))
-        sock_free(r, list_container_of(r->socks.next, struct resolver_sock, link));
-    ev_timer_stop(r->loop, &r->ares_timer);
+    ares_ev_close(&r->dns); /* lookup_done(ARES_EDESTRUCTION) for each lookup */
     while (!list_is_empty(&r->lru))
         entry_free(list_container_of(r->lru.next, struct resolver_entry, lru));
     dict_free(&r->names);
