@@ -57,7 +57,10 @@ cmp -s "$conf" "$root/packaging/relay.json.example" || fail "etc/signalr-relay/r
 # --- the installed binary ----------------------------------------------------------------------------
 version=$("$p/bin/signalr-relay" --version) && [[ $version == "signalr-relay "* ]] ||
   fail "--version printed '$version'"
-"$p/bin/signalr-relay" --help | grep -q '^Usage: signalr-relay' || fail "--help does not print the usage"
+# (read whole first: grep -q stops reading at the first match, and the relay, still writing its
+# help past the pipe, would die of SIGPIPE under pipefail)
+help_text=$("$p/bin/signalr-relay" --help) && grep -q '^Usage: signalr-relay' <<<"$help_text" ||
+  fail "--help does not print the usage"
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 "$p/bin/signalr-relay" --config "$conf" --listen "127.0.0.1:$port" 2>"$tmp/relay.log" &
 relay_pid=$!
@@ -68,7 +71,7 @@ for _ in $(seq 100); do
 done
 if ! grep -q "listening on" "$tmp/relay.log"; then
   fail "the installed relay did not start from the installed config:"; cat "$tmp/relay.log"
-elif command -v curl >/dev/null && ! curl -sf "http://127.0.0.1:$port/metrics" | grep -q signalr_relay_sessions_active; then
+elif command -v curl >/dev/null && ! grep -q signalr_relay_sessions_active <<<"$(curl -sf "http://127.0.0.1:$port/metrics")"; then
   fail "the installed relay does not serve /metrics"
 fi
 kill -TERM "$relay_pid" 2>/dev/null || true
@@ -125,7 +128,7 @@ grep -qxF "ExecStart=/usr/local/bin/signalr-relay --config %d/relay.json" "$d/us
 
 # --- scripts/install.sh parses ---------------------------------------------------------------------------
 bash -n "$root/scripts/install.sh" || fail "scripts/install.sh has a syntax error"
-"$root/scripts/install.sh" --help | grep -q -- '--no-systemd' || fail "scripts/install.sh --help does not describe --no-systemd"
+grep -q -- '--no-systemd' <<<"$("$root/scripts/install.sh" --help)" || fail "scripts/install.sh --help does not describe --no-systemd"
 
 if [ $failures -ne 0 ]; then
   echo "check-install: $failures failure(s)"
