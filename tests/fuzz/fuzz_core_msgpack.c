@@ -20,24 +20,14 @@
 #include "protocol/core_msgpack.h"
 #include "protocol/hub_msg.h"
 
+#include "tests/fuzz/span_property.h"
+
 #define MAX_FRAME (1u << 20)
 
 static void fail(const char *what)
 {
     fprintf(stderr, "fuzz_core_msgpack: property violated: %s\n", what);
     abort();
-}
-
-static bool inside(struct span s, struct span body)
-{
-    if (!s.ptr || s.len == 0)
-        return true;
-    return s.ptr >= body.ptr && s.ptr + s.len <= body.ptr + body.len;
-}
-
-static bool same_span(struct span a, struct span b)
-{
-    return span_is_set(a) == span_is_set(b) && span_eq(a, b);
 }
 
 static bool same_payload(struct payload a, struct payload b)

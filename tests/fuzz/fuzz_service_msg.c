@@ -19,24 +19,14 @@
 #include "containers/buf.h"
 #include "protocol/service_msg.h"
 
+#include "tests/fuzz/span_property.h"
+
 #define MAX_MESSAGE (1u << 20)
 
 static void fail(const char *what)
 {
     fprintf(stderr, "fuzz_service_msg: property violated: %s\n", what);
     abort();
-}
-
-static bool inside(struct span s, struct span body)
-{
-    if (!s.ptr || s.len == 0)
-        return true;
-    return s.ptr >= body.ptr && s.ptr + s.len <= body.ptr + body.len;
-}
-
-static bool same_span(struct span a, struct span b)
-{
-    return span_is_set(a) == span_is_set(b) && span_eq(a, b);
 }
 
 static void check_list_inside(const struct svc_list *l, struct span body)
