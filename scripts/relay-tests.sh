@@ -89,11 +89,7 @@ trap 'exit 130' INT TERM
 # --- build what is missing ----------------------------------------------------------------------
 if [ -z "${RELAY_BIN:-}" ]; then
     RELAY_BIN="$root/build/asan/signalr-relay"
-    if [ ! -f "$root/build/asan/CMakeCache.txt" ]; then
-        cmake -S "$root" -B "$root/build/asan" -DCMAKE_BUILD_TYPE=Debug -DSR_SANITIZE=ON >/dev/null ||
-            setup_failed "cmake (ASan build) failed"
-    fi
-    cmake --build "$root/build/asan" -j2 --target signalr-relay >/dev/null || setup_failed "relay build failed"
+    relay_build_asan || setup_failed "relay build failed"
 fi
 export RELAY_BIN
 if [ ! -d tests/relay/node_modules/@microsoft/signalr ] || [ ! -d tests/relay/node_modules/ws ]; then

@@ -7,8 +7,18 @@
 #                                 waits for /metrics; exports RELAY_PORT, RELAY_PID, RELAY_URL, RELAY_LOG
 #   relay_stop                    SIGTERM, wait, and fail (return 1, log printed) if the relay
 #                                 exited non-zero, e.g. a sanitizer report; safe to call twice
+#   relay_build_asan              configures build/asan (ASan+UBSan) when needed and builds the relay
 RELAY_ROOT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 RELAY_BIN="${RELAY_BIN:-}"
+
+relay_build_asan() {
+    local dir="$RELAY_ROOT_DIR/build/asan"
+    if [ ! -f "$dir/CMakeCache.txt" ]; then
+        cmake -S "$RELAY_ROOT_DIR" -B "$dir" -DCMAKE_BUILD_TYPE=Debug -DSR_SANITIZE=ON >/dev/null ||
+            { echo "relay: cmake (ASan build) failed" >&2; return 1; }
+    fi
+    nice cmake --build "$dir" -j2 --target signalr-relay >/dev/null || { echo "relay: the ASan build failed" >&2; return 1; }
+}
 
 relay_pick_binary() {
     if [ -z "$RELAY_BIN" ]; then
