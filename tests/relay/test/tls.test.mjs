@@ -237,6 +237,32 @@ test("the stock client negotiates and invokes over https/wss, trusting the CA th
     assert.match(refused.cause ?? "", /UNABLE_TO_VERIFY|CERT/, JSON.stringify(refused));
 });
 
+test("a legacy (ASP.NET SignalR 2.x) connection over https/wss: negotiate, connect, start, invoke", async () => {
+    const data = encodeURIComponent(JSON.stringify([{ name: "chat" }]));
+    const base = `${front.url}/signalr`;
+    const neg = await httpsRequest("GET", `${base}/negotiate?clientProtocol=2.1&connectionData=${data}`);
+    assert.equal(neg.status, 200, neg.body);
+    const query = `transport=webSockets&clientProtocol=2.1&connectionToken=${encodeURIComponent(JSON.parse(neg.body).ConnectionToken)}` +
+        `&connectionData=${data}`;
+    const ws = new WebSocket(`${base.replace(/^https/, "wss")}/connect?${query}`, { ca: fs.readFileSync(file("ca.pem")) });
+    const frames = [];
+    const arrived = (match, what) => pollUntil(async () => frames.find(match), (f) => f !== undefined, what);
+    ws.on("message", (d) => frames.push(JSON.parse(d.toString("utf8"))));
+    try {
+        await withTimeout(new Promise((resolve, reject) => { ws.once("open", resolve); ws.once("error", reject); }),
+            TIMEOUT_MS, "wss /connect");
+        await arrived((f) => f.S === 1, "the init frame");
+        const started = await httpsRequest("GET", `${base}/start?${query}`);
+        assert.equal(started.status, 200, started.body);
+        assert.deepEqual(JSON.parse(started.body), { Response: "started" });
+        ws.send(JSON.stringify({ H: "chat", M: "Echo", A: ["legacy over tls"], I: 0 }));
+        const result = await arrived((f) => f.I === "0", "the Echo result");
+        assert.equal(result.R, "legacy over tls", JSON.stringify(result));
+    } finally {
+        ws.close();
+    }
+});
+
 test("SIGHUP: open connections keep working, new ones get the new certificate; a bad file is refused", async () => {
     const one = fingerprintOf(file("one.pem"));
     const two = fingerprintOf(file("two.pem"));
