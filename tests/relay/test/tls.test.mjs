@@ -148,6 +148,7 @@ let backendTlsPort = 0;
 let front = null;    // relay with --tls-cert live.pem in front of the backend's plain HTTP
 let trusting = null; // plain relay, hub over https with --backend-ca ca.pem
 let doubting = null; // plain relay, same hub, no --backend-ca (the system store)
+let misnamed = null; // an https server whose certificate (from the CA) names another host
 
 before(async () => {
     makeCa("ca");
@@ -157,6 +158,10 @@ before(async () => {
     fs.writeFileSync(file("two-chain.pem"), fs.readFileSync(file("two.pem")) + fs.readFileSync(file("inter.pem")));
     makeCert("three", "ca");
     makeCert("backend", "ca");
+    makeCert("elsewhere", "ca", SERVER_EXT.replace("IP:127.0.0.1,DNS:localhost", "DNS:elsewhere.test"));
+    misnamed = https.createServer({ key: fs.readFileSync(file("elsewhere.key")), cert: fs.readFileSync(file("elsewhere.pem")) },
+        (req, res) => res.end("{}"));
+    await new Promise((resolve) => misnamed.listen(0, "127.0.0.1", resolve));
     fs.copyFileSync(file("one.pem"), file("live.pem"));
     fs.copyFileSync(file("one.key"), file("live.key"));
 
@@ -174,13 +179,15 @@ before(async () => {
         startRelay(["--tls-cert", file("live.pem"), "--tls-key", file("live.key"),
             "--hub", `chat=http://127.0.0.1:${httpPort}/chat`], { scheme: "https", probe }),
         startRelay(["--backend-ca", file("ca.pem"), "--hub", `chat=https://127.0.0.1:${backendTlsPort}/chat`,
-            "--hub", `wchat=wss://127.0.0.1:${backendTlsPort}/chat`]),
+            "--hub", `wchat=wss://127.0.0.1:${backendTlsPort}/chat`,
+            "--hub", `misnamed=https://127.0.0.1:${misnamed.address().port}/chat`]),
         startRelay(["--hub", `chat=https://127.0.0.1:${backendTlsPort}/chat`]),
     ]);
 }, { timeout: 180000 });
 
 after(async () => {
     const results = await Promise.allSettled([front, trusting, doubting].filter(Boolean).map((r) => r.stop()));
+    misnamed?.close();
     if (backend) backend.kill("SIGTERM");
     if (backend) await backend.exited;
     fs.rmSync(dir, { recursive: true, force: true });
@@ -354,4 +361,11 @@ test("an https backend whose CA the relay does not trust: negotiate 502 and a ha
     const failed = await connectStock(`${doubting.url}/chat`).then(() => null, (e) => e);
     assert.ok(failed instanceof Error, "the stock client connected through an untrusted backend");
     assert.match(failed.message, /502/);
+});
+
+test("an https backend whose certificate (from the trusted CA) names another host: 502 naming the mismatch", async () => {
+    const res = await negotiate(trusting.url, "misnamed");
+    assert.equal(res.status, 502, res.body);
+    assert.ok(res.body.startsWith("The backend hub 'misnamed' cannot be trusted: TLS verification of the backend's " +
+        "certificate failed: IP address mismatch (the certificate does not name the host of the hub URL)"), res.body);
 });
