@@ -281,7 +281,7 @@ test("SIGHUP: open connections keep working, new ones get the new certificate; a
     fs.copyFileSync(file("two-chain.pem"), file("live.pem"));
     fs.copyFileSync(file("two.key"), file("live.key"));
     process.kill(front.pid, "SIGHUP");
-    await pollUntil(() => servedFingerprint(front.port), (f) => f === two, "the new certificate on new connections");
+    await pollUntil(() => servedFingerprint(front.port), (f) => f === two, "the new certificate on new connections", 20000);
     // Clients trust the root CA only: the intermediate must come from the relay (the chain file).
     assert.match(logOf(front), new RegExp(`tls: reloaded: new connections get .*live\\.pem .*1 chain certificate\\), SHA-256 ${two}`));
     assert.equal(open.state, signalR.HubConnectionState.Connected, "the open connection was dropped");
