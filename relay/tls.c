@@ -136,15 +136,31 @@ static void log_served(const struct tls_front *t, const struct tls_cert *c, cons
         log_warn("tls: the certificate in %s has expired: clients will refuse it", t->cert_path);
 }
 
-/* Serves c to the connections that start from now on. Existing connections copied the
- * previous certificate when they started and keep it. */
-static bool cert_install(struct tls_front *t, const struct tls_cert *c, char *why, size_t why_len)
+/* OpenSSL's certificate callback, early in each handshake: the connection gets the current
+ * certificate (its own references to it) and nothing else. 1 goes on, 0 fails the handshake. */
+static int select_cert(SSL *ssl, void *arg)
+{
+    const struct tls_front *t = arg;
+    SSL_certs_clear(ssl);
+    if (t->current && SSL_use_cert_and_key(ssl, t->current->leaf, t->current->key, t->current->chain, 1) == 1)
+        return 1;
+    char ssl_why[256];
+    log_error("tls: cannot give a connection the certificate: %s", ssl_error_text(ssl_why, sizeof ssl_why));
+    return 0;
+}
+
+/* Makes c the certificate of the handshakes from now on (taking it); frees the previous one,
+ * which open connections hold their own references to. The context gets it too, for what lws
+ * reads there (its daily look at the certificate's expiry). */
+static bool cert_install(struct tls_front *t, struct tls_cert *c, char *why, size_t why_len)
 {
     if (SSL_CTX_use_cert_and_key(t->ssl_ctx, c->leaf, c->key, c->chain, 1) != 1) {
         char ssl_why[256];
         snprintf(why, why_len, "OpenSSL refused it (%s)", ssl_error_text(ssl_why, sizeof ssl_why));
         return false;
     }
+    cert_free(t->current);
+    t->current = c;
     fingerprint_of(c->leaf, t->fingerprint, sizeof t->fingerprint);
     return true;
 }
@@ -182,8 +198,8 @@ bool tls_front_init(struct tls_front *t, const struct relay_config *cfg)
     t->cert_path = cfg->tls_cert;
     t->key_path = cfg->tls_key ? cfg->tls_key : cfg->tls_cert;
     char why[512];
-    t->pending = cert_load(t->cert_path, t->key_path, why, sizeof why);
-    if (!t->pending) {
+    t->current = cert_load(t->cert_path, t->key_path, why, sizeof why);
+    if (!t->current) {
         log_error("tls: cannot serve --tls-cert: %s", why);
         return false;
     }
@@ -192,8 +208,8 @@ bool tls_front_init(struct tls_front *t, const struct relay_config *cfg)
 
 void tls_front_free(struct tls_front *t)
 {
-    cert_free(t->pending);
-    t->pending = NULL;
+    cert_free(t->current);
+    t->current = NULL;
     t->ssl_ctx = NULL;
 }
 
@@ -208,27 +224,29 @@ void tls_context_options(const struct tls_front *t, const struct relay_config *c
         info->options |= LWS_SERVER_OPTION_DISABLE_OS_CA_CERTS;
     }
     /* No file paths for lws: the certificate is installed at LOAD_EXTRA_SERVER_VERIFY_CERTS. */
-    if (t->pending)
+    if (t->current)
         info->options |= LWS_SERVER_OPTION_CREATE_VHOST_SSL_CTX;
 }
 
 int tls_front_ctx_created(struct tls_front *t, void *ssl_ctx)
 {
-    if (!t->pending || !ssl_ctx)
+    if (!t->current || !ssl_ctx)
         return 0;
     t->ssl_ctx = ssl_ctx;
     if (SSL_CTX_set_min_proto_version(ssl_ctx, TLS1_2_VERSION) != 1) {
         log_error("tls: cannot require TLS 1.2 or later");
         return -1;
     }
+    SSL_CTX_set_cert_cb(ssl_ctx, select_cert, t);
+    struct tls_cert *first = t->current;
+    t->current = NULL;
     char why[512];
-    if (!cert_install(t, t->pending, why, sizeof why)) {
+    if (!cert_install(t, first, why, sizeof why)) {
         log_error("tls: cannot serve %s: %s", t->cert_path, why);
+        t->current = first; /* freed with t */
         return -1;
     }
-    log_served(t, t->pending, "serving");
-    cert_free(t->pending);
-    t->pending = NULL;
+    log_served(t, t->current, "serving");
     return 0;
 }
 
@@ -247,8 +265,7 @@ bool tls_reload(struct tls_front *t)
         return false;
     }
     t->reloads++;
-    log_served(t, c, "reloaded: new connections get");
-    cert_free(c);
+    log_served(t, t->current, "reloaded: new connections get");
     return true;
 }
 

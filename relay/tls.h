@@ -1,12 +1,14 @@
 /* tls.h - TLS of the relay: the certificate clients see, its reload, and the trust in backends.
  *
  * With --tls-cert and --tls-key the one listener speaks TLS only (https://, wss://): TLS 1.2
- * at least, HTTP/1.1 over ALPN. lws owns the listening vhost's SSL_CTX; struct tls_front
- * installs the certificate in it when lws creates it (the LOAD_EXTRA_SERVER_VERIFY_CERTS
- * callback) and again on tls_reload(): the files are read and checked (chain, key matching
- * the certificate) into objects first, so a bad file changes nothing. OpenSSL copies the
- * context's certificate into each connection when it starts, so connections already open
- * keep the one they were made with; new ones get the new one.
+ * at least, HTTP/1.1 over ALPN. lws owns the listening vhost's SSL_CTX; when lws makes it (the
+ * LOAD_EXTRA_SERVER_VERIFY_CERTS callback) struct tls_front sets it up and installs a
+ * certificate callback that gives every handshake the current certificate, and only it.
+ * tls_reload() reads and checks the files (chain, key matching the certificate) into a new
+ * current certificate, so a bad file changes nothing. A connection takes its own reference to
+ * the certificate it was made with: connections already open keep it, new ones get the new
+ * one. (Installing into the context instead would keep one certificate per key type there: an
+ * ECDSA certificate replaced by an RSA one would still be served to clients preferring ECDSA.)
  *
  * Backends (https://, wss:// hub URLs) are verified by lws: the certificate must chain to a
  * trusted CA and name the URL's host (or address). --backend-ca FILE trusts the CAs in FILE
@@ -30,7 +32,7 @@ struct tls_cert; /* a certificate, its chain and its key, read and checked (tls.
 struct tls_front {
     const char *cert_path;      /* --tls-cert (PEM: certificate, then its chain); borrowed; NULL: plain */
     const char *key_path;       /* --tls-key (PEM); borrowed */
-    struct tls_cert *pending;   /* read at start, installed when lws makes the context; owned */
+    struct tls_cert *current;   /* what every handshake from now on gets; owned */
     void *ssl_ctx;              /* the listening vhost's SSL_CTX (lws owns it); NULL until made */
     char fingerprint[96 + 1];   /* SHA-256 of the certificate served now, "AB:CD:..." */
     unsigned reloads;           /* certificates installed by tls_reload */

@@ -41,10 +41,9 @@ function makeCa(name) {
 const SERVER_EXT = "subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n";
 const INTERMEDIATE_EXT = "basicConstraints=critical,CA:TRUE\nkeyUsage=critical,keyCertSign,cRLSign\n";
 
-function makeCert(name, ca, ext = SERVER_EXT) {
+function makeCert(name, ca, ext = SERVER_EXT, key = ["ec", "-pkeyopt", "ec_paramgen_curve:prime256v1"]) {
     fs.writeFileSync(file(`${name}.ext`), ext);
-    openssl("req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-        "-keyout", `${name}.key`, "-out", `${name}.csr`, "-subj", `/CN=${name}`);
+    openssl("req", "-newkey", ...key, "-nodes", "-keyout", `${name}.key`, "-out", `${name}.csr`, "-subj", `/CN=${name}`);
     openssl("x509", "-req", "-in", `${name}.csr`, "-CA", `${ca}.pem`, "-CAkey", `${ca}.key`, "-CAcreateserial",
         "-out", `${name}.pem`, "-days", "2", "-extfile", `${name}.ext`);
 }
@@ -157,6 +156,7 @@ before(async () => {
     makeCert("two", "inter"); // served with its chain: two-chain.pem is two.pem, then inter.pem
     fs.writeFileSync(file("two-chain.pem"), fs.readFileSync(file("two.pem")) + fs.readFileSync(file("inter.pem")));
     makeCert("three", "ca");
+    makeCert("rsa", "ca", SERVER_EXT, ["rsa:2048"]);
     makeCert("backend", "ca");
     makeCert("elsewhere", "ca", SERVER_EXT.replace("IP:127.0.0.1,DNS:localhost", "DNS:elsewhere.test"));
     misnamed = https.createServer({ key: fs.readFileSync(file("elsewhere.key")), cert: fs.readFileSync(file("elsewhere.pem")) },
@@ -225,6 +225,17 @@ test("TLS 1.1 is refused by the relay (the same client handshake succeeds with a
     const refused = await tlsConnect(front.port, old).then((c) => { c.socket.destroy(); return null; }, (e) => e);
     assert.ok(refused instanceof Error, "the relay completed a TLS 1.1 handshake");
     assert.match(`${refused.code} ${refused.message}`, /protocol version|PROTOCOL_VERSION/i);
+});
+
+test("a client's TLS 1.2 renegotiation is refused (OpenSSL 3's default, kept)", async () => {
+    const c = await tlsConnect(front.port, { maxVersion: "TLSv1.2" });
+    const refused = await withTimeout(new Promise((resolve) => {
+        c.socket.once("error", resolve);
+        c.socket.renegotiate({}, (err) => resolve(err ?? null));
+    }), TIMEOUT_MS, "the answer to a renegotiation");
+    c.socket.destroy();
+    assert.ok(refused instanceof Error, "the relay renegotiated");
+    assert.match(`${refused.code} ${refused.message}`, /RENEGOTIATION/i);
 });
 
 test("plain HTTP on the TLS listener gets no HTTP answer", async () => {
@@ -302,6 +313,23 @@ test("SIGHUP: open connections keep working, new ones get the new certificate; a
     assert.equal(await servedFingerprint(front.port), two);
     assert.equal(await open.invoke("Echo", "still"), "still");
     assert.equal(await fresh.invoke("Echo", "still"), "still");
+
+    // Another key type (ECDSA to RSA, as a renewal may do): only the new certificate is served,
+    // whatever signature algorithms the client prefers (OpenSSL keeps one certificate per key
+    // type in a context, so the old ECDSA one must not linger).
+    fs.copyFileSync(file("rsa.pem"), file("live.pem"));
+    fs.copyFileSync(file("rsa.key"), file("live.key"));
+    process.kill(front.pid, "SIGHUP");
+    const rsa = fingerprintOf(file("rsa.pem"));
+    await logShows(front, new RegExp(`SHA-256 ${rsa}`), "the reload of the RSA certificate");
+    for (const sigalgs of ["ecdsa_secp256r1_sha256:rsa_pss_rsae_sha256", "rsa_pss_rsae_sha256"]) {
+        for (const version of ["TLSv1.2", "TLSv1.3"]) {
+            const c = await tlsConnect(front.port, { sigalgs, minVersion: version, maxVersion: version });
+            c.socket.destroy();
+            assert.equal(c.fingerprint, rsa, `${version}, client sigalgs ${sigalgs}`);
+        }
+    }
+    assert.equal(await open.invoke("Echo", "rsa"), "rsa");
     await stopAll(open, fresh);
 });
 
