@@ -16,7 +16,7 @@ import { fileURLToPath } from "node:url";
 import { startProcess, startRelay } from "../../lib/process.mjs";
 import {
     signalR, WebSocket, RawClient, negotiate, wsUrl, withTimeout, pollUntil, freePort, connectStock, stopAll,
-    TIMEOUT_MS,
+    httpRequest, TIMEOUT_MS,
 } from "../lib.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -239,7 +239,6 @@ test("a client's TLS 1.2 renegotiation is refused (OpenSSL 3's default, kept)", 
 });
 
 test("plain HTTP on the TLS listener gets no HTTP answer", async () => {
-    const { httpRequest } = await import("../../lib/common.mjs");
     const res = await httpRequest("GET", `http://127.0.0.1:${front.port}/metrics`, {}, null, 5000).then((r) => r, (e) => e);
     assert.ok(res instanceof Error, `plain HTTP was answered: ${res.status}`);
 });
@@ -371,7 +370,7 @@ test("an https/wss backend signed by the --backend-ca CA: the stock client works
     }
 });
 
-test("an https backend whose CA the relay does not trust: negotiate 502 and a handshake error naming the failure", async () => {
+test("an https backend whose CA the relay does not trust: negotiate 502, a handshake error and a legacy /start error naming the failure", async () => {
     const cause = "TLS verification of the backend's certificate failed: unable to get local issuer certificate";
     const res = await negotiate(doubting.url, "chat");
     assert.equal(res.status, 502, res.body);
@@ -389,6 +388,24 @@ test("an https backend whose CA the relay does not trust: negotiate 502 and a ha
     const failed = await connectStock(`${doubting.url}/chat`).then(() => null, (e) => e);
     assert.ok(failed instanceof Error, "the stock client connected through an untrusted backend");
     assert.match(failed.message, /502/);
+
+    // A legacy client: its /start fails with the same reason (the backend links open at /connect).
+    const data = encodeURIComponent(JSON.stringify([{ name: "chat" }]));
+    const base = `${doubting.url}/signalr`;
+    const neg = await httpRequest("GET", `${base}/negotiate?clientProtocol=2.1&connectionData=${data}`);
+    assert.equal(neg.status, 200, neg.body);
+    const query = `transport=webSockets&clientProtocol=2.1&connectionToken=${encodeURIComponent(JSON.parse(neg.body).ConnectionToken)}` +
+        `&connectionData=${data}`;
+    const ws = new WebSocket(`${base.replace(/^http/, "ws")}/connect?${query}`);
+    try {
+        await withTimeout(new Promise((resolve, reject) => { ws.once("open", resolve); ws.once("error", reject); }),
+            TIMEOUT_MS, "legacy /connect");
+        const start = await httpRequest("GET", `${base}/start?${query}`);
+        assert.notEqual(start.status, 200, start.body);
+        assert.ok(start.body.includes(`hub 'chat': ${cause}`), start.body);
+    } finally {
+        ws.terminate();
+    }
 });
 
 test("an https backend whose certificate (from the trusted CA) names another host: 502 naming the mismatch", async () => {
