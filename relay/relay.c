@@ -454,4 +454,5 @@ static void relay_render_metrics(struct relay *relay, struct buf *out)
         (unsigned long long)s->legacy_negotiations, timer_wheel_armed(&relay->loop.wheel));
     buf_append(out, text, n > 0 ? (size_t)n : 0);
     service_render_metrics(&relay->service, out);
+    tls_render_metrics(&relay->tls, out);
 }

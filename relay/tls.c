@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <openssl/err.h>
 #include <openssl/pem.h>
@@ -162,6 +163,8 @@ static bool cert_install(struct tls_front *t, struct tls_cert *c, char *why, siz
     cert_free(t->current);
     t->current = c;
     fingerprint_of(c->leaf, t->fingerprint, sizeof t->fingerprint);
+    struct tm tm;
+    t->not_after = ASN1_TIME_to_tm(X509_get0_notAfter(c->leaf), &tm) == 1 ? (long long)timegm(&tm) : 0;
     return true;
 }
 
@@ -267,6 +270,19 @@ bool tls_reload(struct tls_front *t)
     t->reloads++;
     log_served(t, t->current, "reloaded: new connections get");
     return true;
+}
+
+void tls_render_metrics(const struct tls_front *t, struct buf *out)
+{
+    if (!t->ssl_ctx)
+        return;
+    char text[256];
+    int n = snprintf(text, sizeof text,
+                     "signalr_relay_tls_certificate_not_after_seconds %lld\n"
+                     "signalr_relay_tls_reloads_total %u\n"
+                     "signalr_relay_tls_reload_failures_total %u\n",
+                     t->not_after, t->reloads, t->reload_failures);
+    buf_append(out, text, n > 0 ? (size_t)n : 0);
 }
 
 bool tls_backend_failure(struct lws *wsi, char *out, size_t out_len)

@@ -21,6 +21,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "containers/buf.h"
 #include "relay/config.h"
 
 /* Starts every sentence tls_backend_failure() writes: callers that answer clients use it to
@@ -35,6 +36,7 @@ struct tls_front {
     struct tls_cert *current;   /* what every handshake from now on gets; owned */
     void *ssl_ctx;              /* the listening vhost's SSL_CTX (lws owns it); NULL until made */
     char fingerprint[96 + 1];   /* SHA-256 of the certificate served now, "AB:CD:..." */
+    long long not_after;        /* its expiry, seconds since 1970 (0 if unknown) */
     unsigned reloads;           /* certificates installed by tls_reload */
     unsigned reload_failures;   /* reloads refused (the old certificate stayed) */
 };
@@ -54,6 +56,10 @@ int tls_front_ctx_created(struct tls_front *t, void *ssl_ctx);
  * cannot be read, or a key that does not match, is refused with a log line and the current
  * certificate stays. True when the new one is served. */
 bool tls_reload(struct tls_front *t);
+
+/* With a TLS listener, its lines of /metrics: the served certificate's expiry and the reloads
+ * done and refused (nothing without one). */
+void tls_render_metrics(const struct tls_front *t, struct buf *out);
 
 /* The connection error of a backend connection (wsi, in CLIENT_CONNECTION_ERROR): when its
  * TLS handshake failed because the backend's certificate was refused, writes a sentence

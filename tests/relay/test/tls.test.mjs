@@ -330,6 +330,13 @@ test("SIGHUP: open connections keep working, new ones get the new certificate; a
     }
     assert.equal(await open.invoke("Echo", "rsa"), "rsa");
     await stopAll(open, fresh);
+
+    // /metrics: the served certificate's expiry, 2 reloads done (chain, RSA) and 2 refused.
+    const m = (await httpsRequest("GET", `${front.url}/metrics`)).body;
+    const expiry = Date.parse(new crypto.X509Certificate(fs.readFileSync(file("rsa.pem"))).validTo) / 1000;
+    assert.match(m, new RegExp(`^signalr_relay_tls_certificate_not_after_seconds ${expiry}$`, "m"));
+    assert.match(m, /^signalr_relay_tls_reloads_total 2$/m);
+    assert.match(m, /^signalr_relay_tls_reload_failures_total 2$/m);
 });
 
 test("a bad --tls-cert, --tls-key or --backend-ca stops the relay at start with a clear error", () => {
