@@ -57,14 +57,15 @@ static bool read_certs(struct tls_cert *c, const char *path, char *why, size_t w
         snprintf(why, why_len, "cannot open '%s': %s", path, strerror(errno));
         return false;
     }
+    ERR_clear_error();
     c->leaf = PEM_read_X509(f, NULL, no_passphrase, NULL);
     c->chain = sk_X509_new_null();
+    bool pushed = true;
     X509 *x;
-    while (c->leaf && c->chain && (x = PEM_read_X509(f, NULL, no_passphrase, NULL)) != NULL) {
-        if (!sk_X509_push(c->chain, x)) {
+    while (c->leaf && c->chain && pushed && (x = PEM_read_X509(f, NULL, no_passphrase, NULL)) != NULL) {
+        pushed = sk_X509_push(c->chain, x) > 0;
+        if (!pushed)
             X509_free(x);
-            break;
-        }
     }
     fclose(f);
     char ssl_why[256];
@@ -72,8 +73,20 @@ static bool read_certs(struct tls_cert *c, const char *path, char *why, size_t w
         snprintf(why, why_len, "'%s' holds no PEM certificate (%s)", path, ssl_error_text(ssl_why, sizeof ssl_why));
         return false;
     }
-    ERR_clear_error(); /* the end of the file is reported as an error */
-    return c->chain != NULL;
+    if (!c->chain || !pushed) {
+        snprintf(why, why_len, "out of memory");
+        return false;
+    }
+    /* The chain ends at the end of the file (no further PEM block: not an error) or at a block
+     * that cannot be read (a file caught half-written): that must not pass as a shorter chain. */
+    unsigned long e = ERR_peek_last_error();
+    if (e && !(ERR_GET_LIB(e) == ERR_LIB_PEM && ERR_GET_REASON(e) == PEM_R_NO_START_LINE)) {
+        snprintf(why, why_len, "'%s': chain certificate %d cannot be read (%s)", path, sk_X509_num(c->chain) + 1,
+                 ssl_error_text(ssl_why, sizeof ssl_why));
+        return false;
+    }
+    ERR_clear_error();
+    return true;
 }
 
 static bool read_key(struct tls_cert *c, const char *path, char *why, size_t why_len)

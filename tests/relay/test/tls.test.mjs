@@ -305,6 +305,12 @@ test("SIGHUP: open connections keep working, new ones get the new certificate; a
     process.kill(front.pid, "SIGHUP");
     await logShows(front, /tls: reload refused, .*'.*live\.pem' holds no PEM certificate/, "the refusal of a broken file");
     assert.equal(await servedFingerprint(front.port), two);
+    // A chain caught half-written (the intermediate cut short): refused, not served as a shorter chain.
+    const inter = fs.readFileSync(file("inter.pem"), "utf8");
+    fs.writeFileSync(file("live.pem"), fs.readFileSync(file("two.pem"), "utf8") + inter.slice(0, inter.length / 2));
+    process.kill(front.pid, "SIGHUP");
+    await logShows(front, /tls: reload refused, .*live\.pem': chain certificate 1 cannot be read/, "the refusal of a cut chain");
+    assert.equal(await servedFingerprint(front.port), two);
     // A key that is not the certificate's: refused too.
     fs.copyFileSync(file("three.pem"), file("live.pem"));
     process.kill(front.pid, "SIGHUP");
@@ -331,12 +337,12 @@ test("SIGHUP: open connections keep working, new ones get the new certificate; a
     assert.equal(await open.invoke("Echo", "rsa"), "rsa");
     await stopAll(open, fresh);
 
-    // /metrics: the served certificate's expiry, 2 reloads done (chain, RSA) and 2 refused.
+    // /metrics: the served certificate's expiry, 2 reloads done (chain, RSA) and 3 refused.
     const m = (await httpsRequest("GET", `${front.url}/metrics`)).body;
     const expiry = Date.parse(new crypto.X509Certificate(fs.readFileSync(file("rsa.pem"))).validTo) / 1000;
     assert.match(m, new RegExp(`^signalr_relay_tls_certificate_not_after_seconds ${expiry}$`, "m"));
     assert.match(m, /^signalr_relay_tls_reloads_total 2$/m);
-    assert.match(m, /^signalr_relay_tls_reload_failures_total 2$/m);
+    assert.match(m, /^signalr_relay_tls_reload_failures_total 3$/m);
 });
 
 test("a bad --tls-cert, --tls-key or --backend-ca stops the relay at start with a clear error", () => {
