@@ -11,6 +11,7 @@
 #include <openssl/pem.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
+#include <openssl/x509v3.h>
 
 #include "relay/log.h"
 
@@ -148,6 +149,18 @@ static void log_served(const struct tls_front *t, const struct tls_cert *c, cons
              sk_X509_num(c->chain), sk_X509_num(c->chain) == 1 ? "" : "s", t->fingerprint);
     if (X509_cmp_current_time(X509_get0_notAfter(c->leaf)) < 0)
         log_warn("tls: the certificate in %s has expired: clients will refuse it", t->cert_path);
+    /* Each chain certificate should have issued the one before it (the order clients expect). */
+    X509 *below = c->leaf;
+    for (int i = 0; i < sk_X509_num(c->chain); i++) {
+        X509 *issuer = sk_X509_value(c->chain, i);
+        if (X509_check_issued(issuer, below) != X509_V_OK) {
+            log_warn("tls: chain certificate %d in %s did not issue the one before it: clients may refuse the "
+                     "chain (the file should hold the certificate, then its issuer, then that one's)",
+                     i + 1, t->cert_path);
+            break;
+        }
+        below = issuer;
+    }
 }
 
 /* OpenSSL's certificate callback, early in each handshake: the connection gets the current

@@ -300,13 +300,23 @@ test("SIGHUP: open connections keep working, new ones get the new certificate; a
     await withTimeout(fresh.start(), TIMEOUT_MS, "wss connection after the reload");
     assert.equal(await fresh.invoke("Echo", "fresh"), "fresh");
 
+    const inter = fs.readFileSync(file("inter.pem"), "utf8");
     // A certificate file that is not PEM: refused, the current certificate stays.
     fs.writeFileSync(file("live.pem"), "not a certificate\n");
     process.kill(front.pid, "SIGHUP");
     await logShows(front, /tls: reload refused, .*'.*live\.pem' holds no PEM certificate/, "the refusal of a broken file");
     assert.equal(await servedFingerprint(front.port), two);
+    // A chain that does not chain (the root CA where the intermediate belongs) is served as it is,
+    // with a warning naming the problem; the next reload puts the right chain back.
+    fs.writeFileSync(file("live.pem"), fs.readFileSync(file("two.pem"), "utf8") + fs.readFileSync(file("ca.pem"), "utf8"));
+    process.kill(front.pid, "SIGHUP");
+    await logShows(front, /tls: chain certificate 1 in .*live\.pem did not issue the one before it/, "the chain order warning");
+    fs.copyFileSync(file("two-chain.pem"), file("live.pem"));
+    process.kill(front.pid, "SIGHUP");
+    // (Same certificate: the reload shows as the third "reloaded" line. Each SIGHUP waits for
+    // its effect before the next, since signals sent close together may be taken as one.)
+    await pollUntil(async () => logOf(front).match(/tls: reloaded: /g)?.length ?? 0, (n) => n === 3, "the right chain back", 20000);
     // A chain caught half-written (the intermediate cut short): refused, not served as a shorter chain.
-    const inter = fs.readFileSync(file("inter.pem"), "utf8");
     fs.writeFileSync(file("live.pem"), fs.readFileSync(file("two.pem"), "utf8") + inter.slice(0, inter.length / 2));
     process.kill(front.pid, "SIGHUP");
     await logShows(front, /tls: reload refused, .*live\.pem': chain certificate 1 cannot be read/, "the refusal of a cut chain");
@@ -337,11 +347,12 @@ test("SIGHUP: open connections keep working, new ones get the new certificate; a
     assert.equal(await open.invoke("Echo", "rsa"), "rsa");
     await stopAll(open, fresh);
 
-    // /metrics: the served certificate's expiry, 2 reloads done (chain, RSA) and 3 refused.
+    // /metrics: the served certificate's expiry, 4 reloads done (chain, wrong chain, chain again,
+    // RSA) and 3 refused.
     const m = (await httpsRequest("GET", `${front.url}/metrics`)).body;
     const expiry = Date.parse(new crypto.X509Certificate(fs.readFileSync(file("rsa.pem"))).validTo) / 1000;
     assert.match(m, new RegExp(`^signalr_relay_tls_certificate_not_after_seconds ${expiry}$`, "m"));
-    assert.match(m, /^signalr_relay_tls_reloads_total 2$/m);
+    assert.match(m, /^signalr_relay_tls_reloads_total 4$/m);
     assert.match(m, /^signalr_relay_tls_reload_failures_total 3$/m);
 });
 
