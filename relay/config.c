@@ -89,6 +89,9 @@ void config_free(struct relay_config *cfg)
     free(cfg->legacy_path);
     free(cfg->token_secret);
     free(cfg->backend_source_addresses);
+    free(cfg->tls_cert);
+    free(cfg->tls_key);
+    free(cfg->backend_ca);
     memset(cfg, 0, sizeof *cfg);
 }
 
@@ -332,6 +335,9 @@ static enum config_result apply_setting(struct relay_config *cfg, const char *na
                                   "128 and 64K", err, err_len);
     if (strcmp(name, "token-secret") == 0) { replace_string(&cfg->token_secret, value); return CONFIG_OK; }
     if (strcmp(name, "backend-source-addresses") == 0) { replace_string(&cfg->backend_source_addresses, value); return CONFIG_OK; }
+    if (strcmp(name, "tls-cert") == 0) { replace_string(&cfg->tls_cert, value); return CONFIG_OK; }
+    if (strcmp(name, "tls-key") == 0) { replace_string(&cfg->tls_key, value); return CONFIG_OK; }
+    if (strcmp(name, "backend-ca") == 0) { replace_string(&cfg->backend_ca, value); return CONFIG_OK; }
     if (strcmp(name, "service-key") == 0) return add_service_key(cfg, value, err, err_len);
     if (strcmp(name, "app-negotiate") == 0) return add_app_negotiate(cfg, value, err, err_len);
     if (strcmp(name, "log-level") == 0) return set_log_level(cfg, value, err, err_len);
@@ -540,6 +546,13 @@ void config_print_help(FILE *out)
 "  --path-prefix PREFIX      serve hubs at PREFIX/NAME instead of /NAME (default none)\n"
 "  --cors-origin ORIGIN      allow browser pages from ORIGIN (exact match, echoed with\n"
 "                            credentials allowed). Repeatable. Default: none.\n"
+"  --tls-cert FILE           serve TLS (https://, wss://) on --listen instead of plain HTTP,\n"
+"                            with the PEM certificate in FILE followed by its chain.\n"
+"                            TLS 1.2 and 1.3 only. SIGHUP reads it (and --tls-key) again:\n"
+"                            new connections get the new one, open ones keep theirs, and a\n"
+"                            file that cannot be used is refused with a log line. Default: none\n"
+"  --tls-key FILE            the PEM private key of --tls-cert (unencrypted; default: read\n"
+"                            from the --tls-cert file)\n"
 "\n"
 "Legacy ASP.NET SignalR 2.x clients (jQuery, .NET, C++; WebSockets transport):\n"
 "  --legacy-path PATH        their endpoint (default /signalr; \"\" turns it off). A legacy hub\n"
@@ -571,6 +584,11 @@ void config_print_help(FILE *out)
 "Other:\n"
 "  --token-secret SECRET     key that signs connection tokens (default: random per start, so\n"
 "                            tokens do not survive a restart)\n"
+"  --backend-ca FILE         verify https:// and wss:// backends against the PEM CA\n"
+"                            certificates in FILE instead of the system store. Either way a\n"
+"                            backend's certificate must chain to a trusted CA and name the\n"
+"                            hub URL's host; a refused one fails the client's connection\n"
+"                            with the reason (negotiate: 502)\n"
 "  --backend-source-addresses A,B,...\n"
 "                            local addresses to open backend links from, round robin, so\n"
 "                            more than ~28k links can reach one backend (default: the kernel's)\n"

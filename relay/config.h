@@ -36,6 +36,9 @@ struct relay_config {
     char *backend_source_addresses; /* comma list of local addresses for backend links, or NULL */
     char **service_keys;         /* service mode's AccessKeys (several: rotation); none = off */
     size_t service_key_count;
+    char *tls_cert;              /* PEM certificate (and chain) clients see: the listener speaks TLS; NULL: plain */
+    char *tls_key;               /* its PEM private key; NULL: in tls_cert's file */
+    char *backend_ca;            /* PEM CAs https/wss backends are verified with; NULL: the system store */
 
     char *legacy_path;            /* legacy ASP.NET SignalR endpoint, default "/signalr"; "" = off */
     unsigned legacy_keepalive_ms; /* legacy keep-alive `{}` interval (10 s) */

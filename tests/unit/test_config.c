@@ -178,11 +178,41 @@ static void test_service_keys(void)
     expect_error("NAME=APP_HUB_URL", 3, (char *[]){ "relay", "--app-negotiate", "board" });
 }
 
+/* The TLS settings are paths, kept as given (relay/tls.c reads the files); the last one wins. */
+static void test_tls_paths(void)
+{
+    struct relay_config cfg;
+    char err[512] = "";
+    char *argv[] = { "relay", "--tls-cert", "old.pem", "--tls-cert", "/etc/relay/chain.pem", "--tls-key=/etc/relay/key.pem",
+                     "--backend-ca", "/etc/relay/backends.pem" };
+    CHECK_EQ_INT(parse(&cfg, err, sizeof err, 8, argv), CONFIG_OK);
+    CHECK(strcmp(cfg.tls_cert, "/etc/relay/chain.pem") == 0);
+    CHECK(strcmp(cfg.tls_key, "/etc/relay/key.pem") == 0);
+    CHECK(strcmp(cfg.backend_ca, "/etc/relay/backends.pem") == 0);
+    config_free(&cfg);
+
+    config_init(&cfg);
+    CHECK(cfg.tls_cert == NULL && cfg.tls_key == NULL && cfg.backend_ca == NULL);
+    config_free(&cfg);
+
+    const char *path = write_temp("{\"tls-cert\":\"a.pem\",\"tls-key\":\"a.key\",\"backend-ca\":\"ca.pem\"}");
+    CHECK(path != NULL);
+    char *argv2[] = { "relay", "--config", (char *)path, "--tls-key", "b.key" };
+    CHECK_EQ_INT(parse(&cfg, err, sizeof err, 5, argv2), CONFIG_OK);
+    CHECK(strcmp(cfg.tls_cert, "a.pem") == 0);
+    CHECK(strcmp(cfg.tls_key, "b.key") == 0);
+    CHECK(strcmp(cfg.backend_ca, "ca.pem") == 0);
+    config_free(&cfg);
+    unlink(path);
+    expect_error("needs a value", 2, (char *[]){ "relay", "--tls-cert" });
+}
+
 int main(void)
 {
     test_defaults_and_hubs();
     test_errors();
     test_config_file();
     test_service_keys();
+    test_tls_paths();
     return test_main_result("test_config");
 }
