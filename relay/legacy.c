@@ -40,6 +40,13 @@ static int respond_text(struct legacy_table *t, struct lws *wsi, unsigned status
     return http_respond_text(t->loop->cfg, wsi, status, text);
 }
 
+/* An answer as the original's dispatcher writes its refusals: a status and
+ * its text (or nothing), without a Content-Type. */
+static int respond_bare(struct legacy_table *t, struct lws *wsi, unsigned status, const char *text)
+{
+    return http_respond(t->loop->cfg, wsi, status, NULL, text, strlen(text));
+}
+
 /* The suffix after the endpoint, without trailing '/', equals name (case-insensitive). */
 static bool suffix_is(const char *suffix, const char *name)
 {
@@ -100,7 +107,7 @@ static bool verify_token(struct legacy_table *t, struct lws *wsi, struct conn_to
     if (!refusal)
         return true;
     if (respond)
-        *rc = respond_text(t, wsi, 400, refusal);
+        *rc = respond_bare(t, wsi, 400, refusal);
     else
         *rc = http_refuse_upgrade(t->loop->cfg, wsi, 400, refusal);
     return false;
@@ -130,10 +137,10 @@ static int negotiate(struct legacy_table *t, struct lws *wsi)
     struct span names[LEGACY_MAX_HUBS];
     for (size_t i = 0; i < hubs.count; i++) {
         if (!legacy_table_hub(t, hubs.names[i]) || hubs.names[i].len > CONN_TOKEN_MAX_HUB_LEN) {
-            char text[300];
-            snprintf(text, sizeof text, "'%.*s' Hub could not be resolved.", (int)hubs.names[i].len, hubs.names[i].ptr);
+            /* The original throws here: 500 with nothing in it. The text goes to the log. */
+            log_info("legacy negotiate: '%.*s' Hub could not be resolved.", (int)hubs.names[i].len, hubs.names[i].ptr);
             legacy_hub_list_release(&hubs);
-            return respond_text(t, wsi, 500, text);
+            return respond_bare(t, wsi, 500, "");
         }
         names[i] = hubs.names[i];
     }
@@ -196,7 +203,7 @@ int legacy_http(struct legacy_table *t, struct lws *wsi, const char *suffix)
 {
     char scratch[8];
     if (http_query_arg(wsi, "callback", scratch, sizeof scratch) >= 0)
-        return respond_text(t, wsi, 403, "Forbidden: JSONP is disabled.");
+        return respond_bare(t, wsi, 403, ""); /* JSONP is off, as the original's default */
     if (http_request_method(wsi) == HTTP_OPTIONS)
         return http_respond_preflight(t->loop->cfg, wsi);
     if (suffix_is(suffix, "hubs") || suffix_is(suffix, "js"))
@@ -208,7 +215,7 @@ int legacy_http(struct legacy_table *t, struct lws *wsi, const char *suffix)
         return http_respond(t->loop->cfg, wsi, 200, JSON_UTF8, LEGACY_PING_RESPONSE, sizeof LEGACY_PING_RESPONSE - 1);
     enum legacy_transport transport = transport_of(wsi);
     if (transport == TRANSPORT_UNKNOWN)
-        return respond_text(t, wsi, 400, "Protocol error: Unknown transport.");
+        return respond_bare(t, wsi, 400, "Protocol error: Unknown transport.");
     struct conn_token_claims claims;
     int rc = 0;
     if (!verify_token(t, wsi, &claims, true, &rc))
