@@ -69,6 +69,14 @@ static enum legacy_transport transport_of(struct lws *wsi)
     return TRANSPORT_UNKNOWN;
 }
 
+/* Protocol 1.4 and later send /start, and pushes wait for its answer. */
+static bool delayed_start(struct lws *wsi)
+{
+    char text[32];
+    int n = http_query_arg(wsi, "clientProtocol", text, sizeof text);
+    return legacy_protocol_delayed_start(legacy_protocol_resolve(n >= 0 ? span_make(text, (size_t)n) : SPAN_NONE));
+}
+
 /* ------------------------------------------------------------- tokens */
 
 static bool mint_connection_id(char out[37])
@@ -281,6 +289,8 @@ int legacy_confirm_upgrade(struct legacy_table *t, struct lws *wsi, const char *
                      legacy_cursor_parse(span_make(message_id, (size_t)n), &instance, &cursor) &&
                      instance == t->instance_id;
     legacy_session_attach(s, wsi, reconnect, cursor, cursor_ok);
+    if (!delayed_start(wsi))
+        legacy_session_start_implied(s); /* OnConnected's pushes go out at once, as the original's */
     conn_token_claims_free(&claims);
     return 0;
 }
