@@ -14,6 +14,7 @@
 #include "protocol/legacy_cursor.h"
 #include "protocol/legacy_frame.h"
 #include "protocol/legacy_negotiate.h"
+#include "relay/legacy_hubs_js.h"
 #include "relay/legacy_session.h"
 #include "relay/log.h"
 
@@ -185,6 +186,28 @@ static int negotiate(struct legacy_table *t, struct lws *wsi)
     return rc;
 }
 
+/* ------------------------------------------------------- proxy script */
+
+/* GET /signalr/hubs (and /signalr/js): the generated proxies for every served hub. */
+static int hubs_script(struct legacy_table *t, struct lws *wsi)
+{
+    const struct relay_config *cfg = t->loop->cfg;
+    struct legacy_hubs_js_hub *hubs = calloc(t->hub_count ? t->hub_count : 1, sizeof *hubs);
+    struct buf js;
+    buf_init(&js);
+    bool ok = hubs != NULL;
+    for (size_t i = 0; ok && i < t->hub_count; i++) {
+        hubs[i].name = t->hubs[i].endpoint->name;
+        hubs[i].methods = config_hub_methods(cfg, hubs[i].name);
+    }
+    ok = ok && legacy_hubs_js(&js, cfg->legacy_path, hubs, t->hub_count);
+    free(hubs);
+    int rc = ok ? http_respond(cfg, wsi, 200, "application/javascript; charset=UTF-8", js.data, js.len)
+                : respond_text(t, wsi, 500, "The relay could not generate the hub proxy script.");
+    buf_free(&js);
+    return rc;
+}
+
 /* ---------------------------------------------------------- requests */
 
 static int start(struct legacy_table *t, struct lws *wsi, const struct conn_token_claims *claims)
@@ -215,8 +238,7 @@ int legacy_http(struct legacy_table *t, struct lws *wsi, const char *suffix)
     if (http_request_method(wsi) == HTTP_OPTIONS)
         return http_respond_preflight(t->loop->cfg, wsi);
     if (suffix_is(suffix, "hubs") || suffix_is(suffix, "js"))
-        return respond_text(t, wsi, 404,
-                            "The relay does not generate the hub proxy script; use connection.createHubProxy('hubName').");
+        return hubs_script(t, wsi);
     if (suffix_is(suffix, "negotiate"))
         return negotiate(t, wsi);
     if (suffix_is(suffix, "ping"))

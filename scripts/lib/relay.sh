@@ -42,6 +42,7 @@ relay_start() {
         "$RELAY_BIN" --listen "127.0.0.1:$RELAY_PORT" \
         --hub "chat=$BACKEND_URL/chat" --hub "status=$BACKEND_URL/status" --hub "secure=$BACKEND_URL/secure" \
         --hub "ChatHub=$BACKEND_URL/chat" --hub "StatusHub=$BACKEND_URL/status" --hub "SecureHub=$BACKEND_URL/secure" \
+        --hub-methods "StatusHub=Echo,GetStatus,WhoAmI" \
         "$@" >"$RELAY_LOG" 2>&1 </dev/null &
     RELAY_PID=$!
     export RELAY_PORT RELAY_PID RELAY_URL RELAY_LOG

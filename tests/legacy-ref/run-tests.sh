@@ -6,8 +6,9 @@
 #   parity  parity/*.test.mjs: the same requests to the real server and through the relay (in front
 #           of tests/backend; build the relay first: build/asan or build/release), the fields the
 #           relay answers as the real server does asserted equal
-#   nojquery  signalr-no-jquery (npm) in headless Chromium against the real server over
-#           serverSentEvents and longPolling (tests/legacy/browser/test/legacy-nojquery.test.mjs)
+#   browser signalr-no-jquery (npm) over serverSentEvents and longPolling, and a jQuery page using
+#           only the generated proxies of /signalr/hubs, in headless Chromium against the real server
+#           (tests/legacy/browser/test/legacy-nojquery.test.mjs, legacy-hubs-script.test.mjs)
 # Builds what it needs, starts the server on a free 127.0.0.1 port, always stops it (trap), and
 # ends with "legacy-ref: N passed, M failed"; exit status 0 only if nothing failed.
 #   tests/legacy-ref/run-tests.sh            # both, about 1 minute once built
@@ -15,7 +16,7 @@
 set -uo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
-suites="${LEGACY_REF_SUITES:-http dotnet parity nojquery}"
+suites="${LEGACY_REF_SUITES:-http dotnet parity browser}"
 export DOTNET_NOLOGO=1 DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_SKIP_FIRST_TIME_EXPERIENCE=1
 source "$here/lib/reference.sh"
 source "$root/scripts/lib/backend.sh"
@@ -87,22 +88,22 @@ for suite in $suites; do
         f="$(sed -n 's/^# fail \([0-9]*\)$/\1/p' "$tap" | tail -n 1)"
         record "legacy-ref/parity" "${p:-0}" "${f:-0}" "$status"
         ;;
-    nojquery)
-        echo "== signalr-no-jquery in Chromium against the real server"
+    browser)
+        echo "== signalr-no-jquery and the generated proxies in Chromium against the real server"
         if [ ! -x "${SIGNALR_LEGACY_CHROMIUM:-/usr/bin/chromium}" ] || ! suite_npm_ci "$root/tests/legacy/browser"; then
-            record "legacy-ref/nojquery (setup: chromium, npm ci)" 0 1 1
+            record "legacy-ref/browser (setup: chromium, npm ci)" 0 1 1
             continue
         fi
-        tap="$log_dir/nojquery.tap"
+        tap="$log_dir/browser.tap"
         (cd "$root/tests/legacy/browser" && SIGNALR_LEGACY_URL="$REFERENCE_URL" timeout 300 node --test \
             --test-reporter=spec --test-reporter-destination=stdout \
-            --test-reporter=tap --test-reporter-destination="$tap" test/legacy-nojquery.test.mjs)
+            --test-reporter=tap --test-reporter-destination="$tap" test/legacy-nojquery.test.mjs test/legacy-hubs-script.test.mjs)
         status=$?
         p="$(sed -n 's/^# pass \([0-9]*\)$/\1/p' "$tap" | tail -n 1)"
         f="$(sed -n 's/^# fail \([0-9]*\)$/\1/p' "$tap" | tail -n 1)"
-        record "legacy-ref/nojquery" "${p:-0}" "${f:-0}" "$status"
+        record "legacy-ref/browser" "${p:-0}" "${f:-0}" "$status"
         ;;
-    *) echo "unknown suite '$suite' (http, dotnet, parity, nojquery)" >&2; exit 2 ;;
+    *) echo "unknown suite '$suite' (http, dotnet, parity, browser)" >&2; exit 2 ;;
     esac
 done
 

@@ -57,3 +57,9 @@ test("hub layer: error texts of failed invocations and the hub name in pushes", 
     assert.deepEqual(shape(a.pushes)[0], { H: "ChatHub", M: "welcome" });
     assert.deepEqual(shape(b.pushes), shape(a.pushes));
 });
+
+test("GET /signalr/hubs: 200 application/javascript with the generated proxies", T, async () => {
+    const [a, b] = await both("ping, abort, hubs script");
+    assert.equal(a.hubs, "200 application/javascript; charset=UTF-8 proxy script with chatHub");
+    assert.equal(b.hubs, a.hubs);
+});

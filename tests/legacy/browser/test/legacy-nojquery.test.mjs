@@ -11,14 +11,12 @@ import path from "node:path";
 import { after, before, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { readFile } from "node:fs/promises";
-import { chromium } from "playwright-core";
 import { withTimeout } from "../../../lib/common.mjs";
 import { bundleCommonJs } from "../lib/cjs-bundle.mjs";
-import { CHROMIUM_ARGS, LEGACY_URL, PAGE_MODE, STEP_TIMEOUT_MS, TIMEOUT_MS, checkEnvironment, probeLegacyServer } from "../lib/harness.mjs";
+import { LEGACY_URL, PAGE_MODE, STEP_TIMEOUT_MS, checkEnvironment, probeLegacyServer } from "../lib/harness.mjs";
+import { launchChromium, openStaticPage } from "../lib/static-page.mjs";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-const PREFIX = "/__signalr_legacy_test__/";
-const CHROMIUM = process.env.SIGNALR_LEGACY_CHROMIUM || "/usr/bin/chromium";
 const skip = PAGE_MODE !== "same-origin" && "signalr-no-jquery runs from a same-origin page only";
 
 let browser, files, transports;
@@ -38,37 +36,18 @@ before(async () => {
             body: await bundleCommonJs(path.join(ROOT, "node_modules/signalr-no-jquery/build/signalR.js"), "signalRNoJQuery"),
         },
     };
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true,
-        args: CHROMIUM_ARGS.filter((a) => a !== "--headless"), timeout: 30000 });
+    browser = await launchChromium();
 });
 
 after(async () => {
     await browser?.close().catch(() => {});
 });
 
-// A page on the endpoint's own origin: Playwright answers the page's files, then stops
-// intercepting, so the client's requests reach the server untouched.
-async function openPage() {
-    const context = await browser.newContext();
-    const page = await context.newPage();
-    const log = [];
-    page.on("console", (m) => log.push(`[${m.type()}] ${m.text()}`));
-    page.on("pageerror", (e) => log.push(`[pageerror] ${e.message}`));
-    await context.route((url) => url.pathname.startsWith(PREFIX), (route) => {
-        const file = files[new URL(route.request().url()).pathname.slice(PREFIX.length)];
-        return file ? route.fulfill({ status: 200, contentType: file.type, body: file.body })
-            : route.fulfill({ status: 404, body: "not found" });
-    });
-    await page.goto(`${new URL(LEGACY_URL).origin}${PREFIX}nojquery.html`, { waitUntil: "load", timeout: TIMEOUT_MS });
-    await context.unrouteAll({ behavior: "wait" });
-    return { context, page, log };
-}
-
 // One scenario per transport, run once; the tests below judge what it saw.
 const seenBy = new Map();
 async function scenario(transport) {
     if (seenBy.has(transport)) return seenBy.get(transport);
-    const { context, page, log } = await openPage();
+    const { context, page, log } = await openStaticPage(browser, files, "nojquery.html");
     try {
         const seen = await withTimeout(page.evaluate(([url, tr, ms]) => window.nojquery.onConnectedScenario(url, tr, ms),
             [LEGACY_URL, transport, 10000]), STEP_TIMEOUT_MS, `${transport} scenario`);
