@@ -93,7 +93,8 @@ static void push_element(struct legacy_session *s, struct span element)
         return;
     }
     /* Before /start is answered (OnConnected's messages, early broadcasts) the
-     * ring holds it: flush_after_start sends it, as the original does. */
+     * ring holds it: flush_after_start sends it once the answer is written
+     * (the original writes them while it handles /start). */
     if (!s->channel_live || s->closing || !s->started)
         return;
     struct buf frame;
@@ -252,13 +253,14 @@ static enum legacy_start_verdict start_verdict(void *owner, const char **failure
 }
 
 /* /start was just answered "started": what the hubs pushed before it goes out
- * now, in one frame (a fresh connection has sent none of its ring yet). */
+ * now, in one frame (a fresh connection has sent none of its ring yet; all
+ * it still holds, should more have come than it keeps). */
 static void flush_after_start(struct legacy_session *s)
 {
     uint64_t last = replay_ring_last_seq(&s->ring);
-    if (!s->channel_live || s->closing || last == 0)
+    if (!s->channel_live || s->closing || s->ring.count == 0)
         return;
-    struct replay_all all = { s, 0 };
+    struct replay_all all = { s, last - s->ring.count };
     struct buf frame;
     buf_init(&frame);
     if (encode_frame(s, &frame, last, false, add_all_after, &all))

@@ -78,10 +78,24 @@ test("signalr-no-jquery connects, starts, invokes and gets pushes sent after sta
 // legacy-onconnected.test.mjs), but the answer and the push travel on different sockets and the
 // page often sees the push first; the real 2.4.1 server sends them during /start and the client
 // drops them there too (tests/legacy-ref README). Kept as a todo: it passes when the order works out.
-test("signalr-no-jquery receives the hub's OnConnected push (welcome)", { skip, todo: "client defect, see comment", timeout: 120000 }, async () => {
+// SIGNALR_NOJQUERY_REPEAT=N runs the scenario N times per transport and reports how often the
+// welcome arrived (a measurement; the test still judges the first run).
+const REPEAT = Number(process.env.SIGNALR_NOJQUERY_REPEAT || 1);
+const sawWelcome = (seen) => seen.indexOf("welcome string") >= 0 && seen.indexOf("welcome string") < seen.indexOf("broadcast");
+
+test("signalr-no-jquery receives the hub's OnConnected push (welcome)", { skip, todo: "client defect, see comment", timeout: 120000 + REPEAT * 30000 }, async (t) => {
+    const missed = [];
     for (const transport of transports) {
         const { seen } = await scenario(transport);
-        assert.ok(seen.indexOf("welcome string") >= 0 && seen.indexOf("welcome string") < seen.indexOf("broadcast"),
-            `${transport}: ${JSON.stringify(seen)}`);
+        if (!sawWelcome(seen)) missed.push(`${transport}: ${JSON.stringify(seen)}`);
+        if (REPEAT > 1) {
+            let count = sawWelcome(seen) ? 1 : 0;
+            for (let i = 1; i < REPEAT; i++) {
+                seenBy.delete(transport);
+                if (sawWelcome((await scenario(transport)).seen)) count++;
+            }
+            t.diagnostic(`${transport}: welcome seen in ${count} of ${REPEAT} runs`);
+        }
     }
+    assert.deepEqual(missed, []);
 });
