@@ -207,8 +207,40 @@ static void test_tls_paths(void)
     expect_error("needs a value", 2, (char *[]){ "relay", "--tls-cert" });
 }
 
+/* --hub-methods: the legacy proxy script's server methods per hub; the last one given wins. */
+static void test_hub_methods(void)
+{
+    struct relay_config cfg;
+    char err[512] = "";
+    char *argv[] = { "relay", "--hub-methods", "ChatHub=Send,JoinGroup", "--hub-methods", "status=Echo",
+                     "--hub-methods", "chathub=Send" };
+    CHECK_EQ_INT(parse(&cfg, err, sizeof err, 7, argv), CONFIG_OK);
+    CHECK(strcmp(config_hub_methods(&cfg, "CHATHUB"), "Send") == 0);
+    CHECK(strcmp(config_hub_methods(&cfg, "Status"), "Echo") == 0);
+    CHECK(config_hub_methods(&cfg, "stat") == NULL);
+    CHECK(config_hub_methods(&cfg, "secure") == NULL);
+    config_free(&cfg);
+    expect_error("NAME=METHOD", 3, (char *[]){ "relay", "--hub-methods", "ChatHub" });
+    expect_error("NAME=METHOD", 3, (char *[]){ "relay", "--hub-methods", "ChatHub=" });
+    expect_error("NAME=METHOD", 3, (char *[]){ "relay", "--hub-methods", "ChatHub=Send;" });
+    expect_error("'' is not a method name", 3, (char *[]){ "relay", "--hub-methods", "ChatHub=Send,,Join" });
+    expect_error("'1x' is not a method name", 3, (char *[]){ "relay", "--hub-methods", "ChatHub=1x" });
+    expect_error("'a-b' is not a method name", 3, (char *[]){ "relay", "--hub-methods", "ChatHub=a-b" });
+
+    /* Several hubs in one value: the config-file form. */
+    const char *path = write_temp("{\"hub-methods\":\"ChatHub=Send,Join;StatusHub=Echo\"}");
+    CHECK(path != NULL);
+    char *file_argv[] = { "relay", "--config", (char *)path };
+    CHECK_EQ_INT(parse(&cfg, err, sizeof err, 3, file_argv), CONFIG_OK);
+    CHECK(strcmp(config_hub_methods(&cfg, "chathub"), "Send,Join") == 0);
+    CHECK(strcmp(config_hub_methods(&cfg, "statushub"), "Echo") == 0);
+    config_free(&cfg);
+    unlink(path);
+}
+
 int main(void)
 {
+    test_hub_methods();
     test_defaults_and_hubs();
     test_errors();
     test_config_file();
