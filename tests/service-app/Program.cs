@@ -101,6 +101,7 @@ send.MapDelete("/group/{group}/{connectionId}", async (IHubContext<Board> hub, s
 
 app.MapHub<Board>("/board");
 app.MapHub<OpsHub>("/ops");
+app.MapHub<Bench>("/bench");
 
 app.Run();
 return 0;
