@@ -344,7 +344,6 @@ int relay_start(struct relay *relay, const struct relay_config *cfg)
                   cfg->listen_address, cfg->listen_port);
         return -1;
     }
-    heap_trim_start(&relay->heap_trim, &relay->loop);
     log_info("relay: listening on http://%s:%d%s", cfg->listen_address, cfg->listen_port, cfg->path_prefix);
     if (cfg->legacy_path[0])
         log_info("relay: legacy ASP.NET SignalR clients at http://%s:%d%s", cfg->listen_address, cfg->listen_port,
@@ -404,8 +403,6 @@ void relay_stop(struct relay *relay)
 
 void relay_destroy(struct relay *relay)
 {
-    if (relay->heap_trim.loop)
-        heap_trim_stop(&relay->heap_trim);
     legacy_table_free(&relay->legacy);
     loop_destroy(&relay->loop); /* closes every connection through the callbacks */
     if (relay->negotiations.loop)

@@ -20,7 +20,6 @@
 #include "relay/backend.h"
 #include "relay/core_negotiate.h"
 #include "relay/core_session.h"
-#include "relay/heap_trim.h"
 #include "relay/legacy_session.h"
 #include "relay/loop.h"
 #include "relay/proxy_channel.h"
@@ -39,7 +38,6 @@ struct relay {
     struct service service;           /* service mode: the apps' hubs, server connections, clients */
 
     struct lws_protocols protocols[4]; /* lws keeps a pointer: lives as long as the context */
-    struct heap_trim heap_trim;       /* free heap pages back to the OS after connection bursts */
     struct timer_entry drain_timer;   /* shutdown: checks whether everything closed */
     uint64_t drain_deadline;
     bool drained;
