@@ -247,3 +247,59 @@ enum proto_status conn_token_verify(const struct token_key *key, struct span tok
         return verify_fail(claims, err, PROTO_ERR_SYNTAX, "connection token payload is malformed");
     return PROTO_OK;
 }
+
+/* Signed connection ids (negotiate v0) --------------------------------------- */
+
+/* The 8 bytes MAC'd for a signed id: its first 8 bytes, the hub, the user. */
+static bool signed_id_tag(const struct token_key *key, const unsigned char head[8], struct span hub,
+                          struct span user, unsigned char tag[8])
+{
+    struct buf msg;
+    buf_init(&msg);
+    unsigned char full[CONN_TOKEN_TAG_LEN];
+    bool ok = buf_append(&msg, "conn-id-v0", 10) && buf_append(&msg, head, 8) && put_field(&msg, hub) &&
+              put_field(&msg, user) && tag_of(key, (const unsigned char *)msg.data, msg.len, full);
+    if (ok)
+        memcpy(tag, full, 8);
+    OPENSSL_cleanse(full, sizeof full);
+    buf_free(&msg);
+    return ok;
+}
+
+bool conn_id_mint_signed(const struct token_key *key, struct span hub, struct span user, uint64_t now_s,
+                         char out[CONN_ID_LEN + 1])
+{
+    unsigned char raw[16];
+    out[0] = '\0';
+    for (int i = 0; i < 4; i++)
+        raw[i] = (unsigned char)(now_s >> (24 - 8 * i));
+    if (RAND_bytes(raw + 4, 4) != 1 || !signed_id_tag(key, raw, hub, user, raw + 8))
+        return false;
+    struct buf text;
+    buf_init(&text);
+    bool ok = base64url_append(&text, raw, sizeof raw) && text.len == CONN_ID_LEN;
+    if (ok)
+        memcpy(out, text.data, CONN_ID_LEN + 1);
+    buf_free(&text);
+    return ok;
+}
+
+bool conn_id_verify_signed(const struct token_key *key, struct span id, struct span hub, struct span user,
+                           uint64_t now_s, uint32_t *age_s)
+{
+    if (id.len != CONN_ID_LEN)
+        return false;
+    struct buf raw;
+    buf_init(&raw);
+    unsigned char tag[8];
+    bool ok = base64url_decode_append(&raw, id) == PROTO_OK && raw.len == 16 &&
+              signed_id_tag(key, (const unsigned char *)raw.data, hub, user, tag) &&
+              CRYPTO_memcmp(tag, raw.data + 8, sizeof tag) == 0;
+    if (ok) {
+        const unsigned char *t = (const unsigned char *)raw.data;
+        uint32_t issued = (uint32_t)t[0] << 24 | (uint32_t)t[1] << 16 | (uint32_t)t[2] << 8 | t[3];
+        *age_s = (uint32_t)now_s - issued; /* modulo 2^32, like the stored seconds */
+    }
+    buf_free(&raw);
+    return ok;
+}

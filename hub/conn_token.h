@@ -102,4 +102,22 @@ void conn_token_claims_free(struct conn_token_claims *claims);
 enum proto_status conn_token_verify(const struct token_key *key, struct span token,
                                     struct conn_token_claims *claims, struct proto_error *err);
 
+/* A connection id that proves itself, for clients that negotiate without
+ * negotiateVersion=1 (v0): they get no token and connect with the id, so in
+ * service mode, which keeps no table of negotiations, the id carries its
+ * proof. Still 22 base64url characters (16 bytes):
+ *
+ *   issued_at seconds mod 2^32 (4 bytes, big-endian) || 4 random bytes ||
+ *   the first 8 bytes of HMAC-SHA256(key, "conn-id-v0" || those 8 bytes ||
+ *                                     varint len, hub || varint len, user)
+ *
+ * A 64-bit tag is enough here: the id also needs a valid access token for the
+ * same hub and user to be of any use, and it expires with the negotiate TTL. */
+bool conn_id_mint_signed(const struct token_key *key, struct span hub, struct span user, uint64_t now_s,
+                         char out[CONN_ID_LEN + 1]);
+/* True when `id` was minted with `key` for this hub and user; *age_s is then
+ * now_s minus its issue time (modulo 2^32 seconds). */
+bool conn_id_verify_signed(const struct token_key *key, struct span id, struct span hub, struct span user,
+                           uint64_t now_s, uint32_t *age_s);
+
 #endif

@@ -656,6 +656,7 @@ void config_print_help(FILE *out)
 "                            link alike (128 to 64K, default 256): held by every connection,\n"
 "                            idle ones too, and the most one read takes from a socket; larger\n"
 "                            trades memory per connection for fewer reads per large message\n"
+"                            (service mode's server connections always read 16K at a time)\n"
 "\n"
 "Other:\n"
 "  --token-secret SECRET     key that signs connection tokens (default: random per start, so\n"

@@ -109,10 +109,34 @@ static int route_http(struct relay *relay, struct lws *wsi)
     return refuse_http_transport(relay, wsi, method);
 }
 
+/* lws' receive buffer per WebSocket (--ws-read-buffer), and the larger one of service mode's
+ * server connections, which carry the traffic of many clients. lws 4.1 sizes a connection's
+ * buffer from its protocol's rx_buffer_size when it allocates it, right before
+ * LWS_CALLBACK_ESTABLISHED, and reads at most that much from the socket per turn; it has no
+ * per-connection setting (lws_bind_protocol is not exported). So a server connection's upgrade
+ * raises the size in the vhost's copy of protocols[0] (lws copies the table; the copy is its
+ * heap, reached through the wsi) in LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION, and ESTABLISHED puts
+ * it back (so do the next upgrade and the connection's end, should the handshake fail between).
+ * Frames are still handed over in pieces of the protocol's size; only the reads are larger. */
+#define SERVICE_SERVER_RX_BYTES 16384u
+
+static size_t client_rx_bytes(const struct relay_config *cfg)
+{
+    return cfg->ws_read_buffer_bytes ? cfg->ws_read_buffer_bytes : 256;
+}
+
+static void rx_size_for_servers(struct relay *relay, struct lws *wsi, bool server)
+{
+    struct lws_protocols *p = (struct lws_protocols *)lws_get_protocol(wsi);
+    if (p && p->callback == relay->protocols[0].callback)
+        p->rx_buffer_size = server ? SERVICE_SERVER_RX_BYTES : client_rx_bytes(relay->loop.cfg);
+}
+
 /* LWS_CALLBACK_HTTP_CONFIRM_UPGRADE: accept a WebSocket only for a known hub
  * and a live negotiate token (or none: skip negotiation). */
 static int confirm_upgrade(struct relay *relay, struct lws *wsi)
 {
+    rx_size_for_servers(relay, wsi, false);
     char path[1024], id[128];
     bool negotiate;
     if (!http_request_path(wsi, path, sizeof path))
@@ -202,7 +226,11 @@ static int server_callback(struct lws *wsi, enum lws_callback_reasons reason, vo
         return 0;
     case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
         return confirm_upgrade(relay, wsi);
+    case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
+        rx_size_for_servers(relay, wsi, role_of(owner) == WSI_ROLE_SERVICE_SERVER);
+        return 0;
     case LWS_CALLBACK_ESTABLISHED:
+        rx_size_for_servers(relay, wsi, false);
         if (session_of(owner))
             core_session_established(owner);
         else if (role_of(owner) == WSI_ROLE_LEGACY_SESSION)
@@ -232,6 +260,8 @@ static int server_callback(struct lws *wsi, enum lws_callback_reasons reason, vo
         return 0;
     case LWS_CALLBACK_CLOSED:
     case LWS_CALLBACK_WSI_DESTROY:
+        if (role_of(owner) == WSI_ROLE_SERVICE_SERVER)
+            rx_size_for_servers(relay, wsi, false);
         if (owner)
             detach_and_destroy(wsi, owner);
         return 0;
@@ -311,7 +341,7 @@ int relay_start(struct relay *relay, const struct relay_config *cfg)
      * backend link). It also caps each read, hence --ws-read-buffer. Writes are capped by
      * tx_packet_size, or by the rx size when that is 0: a 16 KiB message then left in 256-byte
      * pieces, a loop turn each, so the cap is set far above any message. */
-    size_t rx = cfg->ws_read_buffer_bytes ? cfg->ws_read_buffer_bytes : 256;
+    size_t rx = client_rx_bytes(cfg);
     relay->protocols[0] = (struct lws_protocols){ "http", server_callback, 0, rx, 0, NULL, RELAY_TX_PACKET_BYTES };
     relay->protocols[1] = backend_negotiate_protocol;
     relay->protocols[2] = backend_link_protocol;
@@ -334,7 +364,7 @@ int relay_start(struct relay *relay, const struct relay_config *cfg)
      * even /metrics waits forever. Tables are freed once a request is answered
      * or a WebSocket is upgraded, so idle connections hold none. */
     info.max_http_header_pool = 0;
-    info.pt_serv_buf_size = 16384;
+    info.pt_serv_buf_size = SERVICE_SERVER_RX_BYTES; /* lws reads at most this much at once */
     info.timeout_secs = 20;
     tls_context_options(&relay->tls, cfg, &info);
     if (!loop_create_context(&relay->loop, &info, relay)) {

@@ -58,8 +58,9 @@ static int negotiate(struct service *svc, struct lws *wsi)
     buf_init(&body);
     int version = 0;
     int rc;
-    /* The relay's tokens carry the id; negotiate v0 clients would connect with the bare id. */
-    if (negotiate_parse_version(vlen >= 0 ? span_make(version_text, (size_t)vlen) : SPAN_NONE, 1, &version, &body,
+    /* v1 clients connect with the relay's token (it carries the id); v0 clients (no
+     * negotiateVersion) get only a connectionId and connect with it, so theirs is signed. */
+    if (negotiate_parse_version(vlen >= 0 ? span_make(version_text, (size_t)vlen) : SPAN_NONE, 0, &version, &body,
                                 NULL) != PROTO_OK) {
         struct buf error;
         buf_init(&error);
@@ -75,9 +76,10 @@ static int negotiate(struct service *svc, struct lws *wsi)
         struct span hubs[1] = { span_from_cstr(hub->key) };
         struct span user = span_is_set(t.user_id) ? t.user_id : SPAN_LIT("");
         struct negotiate_reply reply = { .version = version, .transports = NEGOTIATE_TRANSPORT_WEBSOCKETS };
-        if (conn_id_generate(id) &&
-            conn_token_mint(&svc->token_key, span_from_cstr(id), user, hubs, 1, (uint64_t)service_unix_now() * 1000u,
-                            &token)) {
+        if (version == 0 ? conn_id_mint_signed(&svc->token_key, hubs[0], user, (uint64_t)service_unix_now(), id)
+                         : conn_id_generate(id) &&
+                               conn_token_mint(&svc->token_key, span_from_cstr(id), user, hubs, 1,
+                                               (uint64_t)service_unix_now() * 1000u, &token)) {
             reply.connection_id = span_from_cstr(id);
             reply.connection_token = buf_span(&token);
         }
@@ -146,23 +148,29 @@ int service_client_confirm(struct service *svc, struct core_sessions *sessions, 
         log_info("service: client connection refused: %s", why);
         return http_refuse_upgrade(cfg, wsi, hub ? 401 : 404, hub ? "Unauthorized" : "Not Found");
     }
-    /* The relay's own token from negotiate: the id, for this hub and this user, not stale. */
+    /* The relay's own token from negotiate (v1), or the signed id it gave a v0 client: the id,
+     * for this hub and this user, not stale. */
     char token[CONN_TOKEN_MAX_CHARS + 1];
     int n = http_query_arg(wsi, "id", token, sizeof token);
+    struct span user = span_is_set(t.user_id) ? t.user_id : SPAN_LIT("");
     struct conn_token_claims ct;
     conn_token_claims_init(&ct);
-    bool ok = n > 0 && conn_token_verify(&svc->token_key, span_make(token, (size_t)n), &ct, NULL) == PROTO_OK &&
-              ct.hub_count == 1 && span_eq_nocase(ct.hubs[0], span_from_cstr(hub->key)) &&
-              span_eq(ct.user, span_is_set(t.user_id) ? t.user_id : SPAN_LIT("")) &&
-              ct.conn_id.len == CONN_ID_LEN &&
-              (uint64_t)service_unix_now() * 1000u <= ct.issued_at_ms + cfg->negotiate_ttl_ms + 1000u;
+    uint32_t age_s = 0;
+    bool v0 = n == CONN_ID_LEN;
+    bool ok = v0 ? conn_id_verify_signed(&svc->token_key, span_make(token, CONN_ID_LEN), span_from_cstr(hub->key),
+                                         user, (uint64_t)service_unix_now(), &age_s) &&
+                       (uint64_t)age_s * 1000u <= cfg->negotiate_ttl_ms + 1000u
+                 : n > 0 && conn_token_verify(&svc->token_key, span_make(token, (size_t)n), &ct, NULL) == PROTO_OK &&
+                       ct.hub_count == 1 && span_eq_nocase(ct.hubs[0], span_from_cstr(hub->key)) &&
+                       span_eq(ct.user, user) && ct.conn_id.len == CONN_ID_LEN &&
+                       (uint64_t)service_unix_now() * 1000u <= ct.issued_at_ms + cfg->negotiate_ttl_ms + 1000u;
     if (!ok) {
         conn_token_claims_free(&ct);
         svc_token_free(&t);
         return http_refuse_upgrade(cfg, wsi, 404, "No Connection with that ID");
     }
     char id[CONN_ID_LEN + 1];
-    memcpy(id, ct.conn_id.ptr, CONN_ID_LEN);
+    memcpy(id, v0 ? token : ct.conn_id.ptr, CONN_ID_LEN);
     id[CONN_ID_LEN] = '\0';
     conn_token_claims_free(&ct);
     if (svc_hub_find_client(&hub->model, span_from_cstr(id))) {

@@ -80,7 +80,8 @@ if [ -z "${RELAY_BIN:-}" ]; then
     relay_build_asan || setup_failed "relay build failed"
 fi
 export RELAY_BIN
-if [ ! -d tests/service/node_modules/@microsoft/signalr ] || [ ! -d tests/service/node_modules/ws ]; then
+if [ ! -d tests/service/node_modules/@microsoft/signalr ] || [ ! -d tests/service/node_modules/ws ] ||
+    [ ! -d tests/service/node_modules/signalr-v3 ]; then
     (cd tests/service && npm ci --no-audit --no-fund --loglevel=error) || setup_failed "npm ci (tests/service) failed"
 fi
 if ! out="$(nice dotnet build "$APP_DIR/ServiceApp.csproj" -c Release --nologo -v quiet 2>&1)"; then

@@ -11,7 +11,8 @@ public sealed record AppSettings(
     int ShutdownTimeoutSeconds,
     string? ApplicationName,
     int? AccessTokenLifetimeSeconds,
-    int? HandshakeTimeoutSeconds)
+    int? HandshakeTimeoutSeconds,
+    LogLevel SdkLogLevel)
 {
     public static AppSettings From(IConfiguration config)
     {
@@ -23,7 +24,8 @@ public sealed record AppSettings(
             ShutdownTimeoutSeconds: section.GetValue("ShutdownTimeoutSeconds", 30),
             ApplicationName: NullIfEmpty(section["ApplicationName"]),
             AccessTokenLifetimeSeconds: section.GetValue<int?>("AccessTokenLifetimeSeconds"),
-            HandshakeTimeoutSeconds: section.GetValue<int?>("HandshakeTimeoutSeconds"));
+            HandshakeTimeoutSeconds: section.GetValue<int?>("HandshakeTimeoutSeconds"),
+            SdkLogLevel: section.GetValue("SdkLogLevel", LogLevel.Information));
     }
 
     private static string? NullIfEmpty(string? s) => string.IsNullOrEmpty(s) ? null : s;

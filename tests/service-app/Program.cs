@@ -25,12 +25,13 @@ if (string.IsNullOrWhiteSpace(connectionString))
     return 2;
 }
 
-// Quiet by default except for what the SDK says about its server connections.
+var settings = AppSettings.From(config);
+
+// Quiet by default except for what the SDK says about its server connections (and, at
+// Information, about every client connection: the benchmarks set SdkLogLevel=Warning).
 builder.Logging.AddFilter("Microsoft.AspNetCore", LogLevel.Warning);
 builder.Logging.AddFilter("Microsoft.Hosting", LogLevel.Information);
-builder.Logging.AddFilter("Microsoft.Azure.SignalR", LogLevel.Information);
-
-var settings = AppSettings.From(config);
+builder.Logging.AddFilter("Microsoft.Azure.SignalR", settings.SdkLogLevel);
 
 builder.Services
     .AddSignalR(options =>
@@ -101,6 +102,7 @@ send.MapDelete("/group/{group}/{connectionId}", async (IHubContext<Board> hub, s
 
 app.MapHub<Board>("/board");
 app.MapHub<OpsHub>("/ops");
+app.MapHub<Bench>("/bench");
 
 app.Run();
 return 0;

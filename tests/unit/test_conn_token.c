@@ -392,6 +392,54 @@ static void test_alphabet(void)
     CHECK(saw_dash && saw_underscore);
 }
 
+/* Signed ids for negotiate v0: the layout of conn_token.h, built here. */
+static void test_signed_ids(void)
+{
+    struct token_key key, other;
+    memset(key.bytes, 7, sizeof key.bytes);
+    memset(other.bytes, 8, sizeof other.bytes);
+    struct span hub = span_from_cstr("chat"), user = span_from_cstr("alice");
+    char id[CONN_ID_LEN + 1];
+    CHECK(conn_id_mint_signed(&key, hub, user, 0x1234567890ull, id));
+    CHECK(strlen(id) == CONN_ID_LEN && all_b64url(id, CONN_ID_LEN));
+    uint32_t age = 99;
+    CHECK(conn_id_verify_signed(&key, span_from_cstr(id), hub, user, 0x1234567890ull + 5, &age));
+    CHECK(age == 5);
+    /* Expected bytes: seconds mod 2^32 big-endian, 4 random, HMAC("conn-id-v0" || head || 4 "chat" || 5 "alice")[:8]. */
+    unsigned char raw[16], msg[64], mac[32];
+    unsigned int mac_len = 0;
+    CHECK(test_b64url_decode(id, CONN_ID_LEN, raw) == 16);
+    CHECK(raw[0] == 0x34 && raw[1] == 0x56 && raw[2] == 0x78 && raw[3] == 0x90);
+    size_t n = 0;
+    memcpy(msg, "conn-id-v0", 10);
+    n = 10;
+    memcpy(msg + n, raw, 8);
+    n += 8;
+    msg[n++] = 4;
+    memcpy(msg + n, "chat", 4);
+    n += 4;
+    msg[n++] = 5;
+    memcpy(msg + n, "alice", 5);
+    n += 5;
+    HMAC(EVP_sha256(), key.bytes, TOKEN_KEY_LEN, msg, n, mac, &mac_len);
+    CHECK(memcmp(raw + 8, mac, 8) == 0);
+    /* Another key, hub or user, a changed byte, a plain random id: refused. */
+    CHECK(!conn_id_verify_signed(&other, span_from_cstr(id), hub, user, 0x1234567890ull, &age));
+    CHECK(!conn_id_verify_signed(&key, span_from_cstr(id), span_from_cstr("chat2"), user, 0x1234567890ull, &age));
+    CHECK(!conn_id_verify_signed(&key, span_from_cstr(id), hub, span_from_cstr(""), 0x1234567890ull, &age));
+    char bad[CONN_ID_LEN + 1];
+    memcpy(bad, id, sizeof bad);
+    bad[5] = bad[5] == 'A' ? 'B' : 'A';
+    CHECK(!conn_id_verify_signed(&key, span_from_cstr(bad), hub, user, 0x1234567890ull, &age));
+    char plain[CONN_ID_LEN + 1];
+    CHECK(conn_id_generate(plain));
+    CHECK(!conn_id_verify_signed(&key, span_from_cstr(plain), hub, user, 0x1234567890ull, &age));
+    CHECK(!conn_id_verify_signed(&key, span_make(id, CONN_ID_LEN - 1), hub, user, 0x1234567890ull, &age));
+    /* Age across the 2^32-second wrap. */
+    CHECK(conn_id_mint_signed(&key, hub, user, 0xFFFFFFFFull, id));
+    CHECK(conn_id_verify_signed(&key, span_from_cstr(id), hub, user, 0x100000002ull, &age) && age == 3);
+}
+
 int main(void)
 {
     test_conn_id();
@@ -401,5 +449,6 @@ int main(void)
     test_tampering();
     test_rejections_with_details();
     test_alphabet();
+    test_signed_ids();
     return test_main_result("test_conn_token");
 }

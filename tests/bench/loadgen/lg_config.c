@@ -2,11 +2,15 @@
 #include "lg_config.h"
 
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+#include "lg_token.h"
 
 static const char usage_text[] =
 "usage: signalr-loadgen --url http://127.0.0.1:PORT [options]\n"
@@ -25,6 +29,13 @@ static const char usage_text[] =
 "                         start, {\"H\",\"M\",\"A\",\"I\"} invocations, /abort on close)\n"
 "  --legacy-hub NAME      hub name for legacy (default chathub)\n"
 "  --skip-negotiate       Core only: open the WebSocket directly, no negotiate\n"
+"  --service-key KEY      service mode: --url is signalr-relay's service endpoint; every client\n"
+"                         negotiates at /client/negotiate?hub=HUB and connects to /client/ with an\n"
+"                         access token signed here with KEY (as the app's negotiate would mint it)\n"
+"  --service-hub HUB      the hub key in service mode (default chat)\n"
+"  --group NAME           Core only: every connection invokes JoinGroup(NAME) and waits for its\n"
+"                         completion before it counts as open; broadcast then calls\n"
+"                         SendToGroup(NAME, \"t=<us>;...\") and counts \"groupMessage\" deliveries\n"
 "\n"
 "Connections\n"
 "  --connections N        connections held during the run (default 1)\n"
@@ -141,10 +152,23 @@ static int parse_sources(const char *text, struct lg_config *cfg)
     return cfg->nsources ? 0 : -1;
 }
 
+/* Hub and group names go into URLs and JSON unescaped: letters, digits, '-', '_', '.'. */
+static int plain_name(const char *s, size_t size)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n >= size)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (!(isalnum((unsigned char)s[i]) || s[i] == '-' || s[i] == '_' || s[i] == '.'))
+            return 0;
+    return 1;
+}
+
 enum {
     OPT_URL = 256, OPT_PATH, OPT_PROTOCOL, OPT_LEGACY_HUB, OPT_SKIP_NEG, OPT_CONNECTIONS, OPT_SOURCES,
     OPT_RAMP, OPT_MAX_PENDING, OPT_CONNECT_TIMEOUT, OPT_PROCS, OPT_SCENARIO, OPT_RATE, OPT_COUNT,
     OPT_CHURN_HOLD, OPT_PAYLOAD, OPT_DURATION, OPT_DRAIN, OPT_CLOSE_TIMEOUT, OPT_MAX_TIME, OPT_WATCH, OPT_SETTLE,
+    OPT_SERVICE_KEY, OPT_SERVICE_HUB, OPT_GROUP,
 };
 
 int lg_config_parse(int argc, char **argv, struct lg_config *cfg)
@@ -155,6 +179,9 @@ int lg_config_parse(int argc, char **argv, struct lg_config *cfg)
         {"protocol", required_argument, NULL, OPT_PROTOCOL},
         {"legacy-hub", required_argument, NULL, OPT_LEGACY_HUB},
         {"skip-negotiate", no_argument, NULL, OPT_SKIP_NEG},
+        {"service-key", required_argument, NULL, OPT_SERVICE_KEY},
+        {"service-hub", required_argument, NULL, OPT_SERVICE_HUB},
+        {"group", required_argument, NULL, OPT_GROUP},
         {"connections", required_argument, NULL, OPT_CONNECTIONS},
         {"sources", required_argument, NULL, OPT_SOURCES},
         {"ramp", required_argument, NULL, OPT_RAMP},
@@ -195,7 +222,7 @@ int lg_config_parse(int argc, char **argv, struct lg_config *cfg)
     cfg->settle = 1;
     cfg->procs = 1;
 
-    const char *url = NULL, *path = NULL;
+    const char *url = NULL, *path = NULL, *service_key = NULL, *service_hub = "chat";
     uint64_t u;
     int c;
     optind = 1;
@@ -217,6 +244,18 @@ int lg_config_parse(int argc, char **argv, struct lg_config *cfg)
             snprintf(cfg->legacy_hub, sizeof cfg->legacy_hub, "%s", optarg);
             break;
         case OPT_SKIP_NEG: cfg->skip_negotiate = 1; break;
+        case OPT_SERVICE_KEY:
+            if (optarg[0] == '\0') { fprintf(stderr, "signalr-loadgen: --service-key: empty key\n"); return -1; }
+            service_key = optarg;
+            break;
+        case OPT_SERVICE_HUB:
+            if (!plain_name(optarg, sizeof cfg->service_hub)) { fprintf(stderr, "signalr-loadgen: --service-hub: bad name\n"); return -1; }
+            service_hub = optarg;
+            break;
+        case OPT_GROUP:
+            if (!plain_name(optarg, sizeof cfg->group)) { fprintf(stderr, "signalr-loadgen: --group: bad name\n"); return -1; }
+            snprintf(cfg->group, sizeof cfg->group, "%s", optarg);
+            break;
         case OPT_CONNECTIONS:
             if (parse_u64("--connections", optarg, 1, 10000000, &u)) return -1;
             cfg->connections = (uint32_t)u;
@@ -292,6 +331,23 @@ int lg_config_parse(int argc, char **argv, struct lg_config *cfg)
     if (cfg->skip_negotiate && cfg->proto == LG_PROTO_LEGACY) {
         fprintf(stderr, "signalr-loadgen: --skip-negotiate is for Core protocols only\n");
         return -1;
+    }
+    if ((service_key || cfg->group[0]) && cfg->proto == LG_PROTO_LEGACY) {
+        fprintf(stderr, "signalr-loadgen: --service-key and --group are for Core protocols only\n");
+        return -1;
+    }
+    if (service_key) {
+        if (cfg->skip_negotiate) {
+            fprintf(stderr, "signalr-loadgen: --service-key needs negotiate (no --skip-negotiate)\n");
+            return -1;
+        }
+        snprintf(cfg->service_hub, sizeof cfg->service_hub, "%s", service_hub);
+        snprintf(cfg->path, sizeof cfg->path, "/client");
+        if (lg_token_client(service_key, cfg->service_hub, cfg->url.host, cfg->url.port, (int64_t)time(NULL),
+                            24 * 3600, cfg->service_token, sizeof cfg->service_token) < 0) {
+            fprintf(stderr, "signalr-loadgen: --service-key: could not mint the client token\n");
+            return -1;
+        }
     }
     if (cfg->rate < 0)
         cfg->rate = cfg->scenario == LG_SCEN_BROADCAST ? 1 : cfg->scenario == LG_SCEN_CHURN ? 10 : 0;

@@ -36,6 +36,9 @@ struct lg_config {
     double drain;
     double settle;               /* pause after the close phase before the last sample */
     int skip_negotiate;
+    char service_hub[64];        /* service mode (relay's /client/ endpoint) when not "" */
+    char service_token[1024];    /* the client access token every connection presents */
+    char group[64];              /* join this group during setup; broadcast sends to it */
     pid_t watch[LG_MAX_WATCH];
     uint32_t nwatch;
     uint32_t procs;

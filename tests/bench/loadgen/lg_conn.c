@@ -122,13 +122,13 @@ static void ep_ctl(struct lg_worker *w, int op, int fd, uint32_t slot, int is_ht
 static const char *state_name(uint8_t state)
 {
     static const char *const names[] = {"free", "negotiate", "upgrade", "handshake", "legacy-init",
-                                        "legacy-start", "open", "closing"};
+                                        "legacy-start", "join-group", "open", "closing"};
     return state < sizeof names / sizeof names[0] ? names[state] : "?";
 }
 
 static int is_setup_state(uint8_t state)
 {
-    return state >= CS_NEGOTIATE && state <= CS_LEGACY_START;
+    return state >= CS_NEGOTIATE && state <= CS_JOINING;
 }
 
 static uint8_t *frame_payload(struct lg_worker *w) { return w->wbuf + LG_WS_MAX_CLIENT_HEADER; }
@@ -385,8 +385,8 @@ static int send_close_frame(struct lg_worker *w, uint32_t slot, uint64_t now)
     return send_frame(w, slot, LG_WS_CLOSE, 2, now);
 }
 
-int lg_conn_invoke(struct lg_worker *w, uint32_t slot, const char *target, const char *arg,
-                   size_t arg_len, uint64_t now)
+int lg_conn_invoke2(struct lg_worker *w, uint32_t slot, const char *target, const char *arg0, const char *arg,
+                    size_t arg_len, uint64_t now)
 {
     struct lg_conn *c = &w->conns[slot];
     /* The invocation id is the send time in microseconds (made unique per connection), so
@@ -394,12 +394,20 @@ int lg_conn_invoke(struct lg_worker *w, uint32_t slot, const char *target, const
     uint64_t id = now > c->last_id ? now : c->last_id + 1;
     c->last_id = id;
     size_t n = lg_sig_invocation(w->cfg->proto, (char *)frame_payload(w), w->cfg->legacy_hub, target,
-                                 id, arg, arg_len);
+                                 id, arg0, arg, arg_len);
     c->outstanding++;
     w->outstanding++;
-    c->sent++;
-    w->st.msgs_sent++;
+    if (c->state == CS_OPEN) { /* JoinGroup during setup is not traffic */
+        c->sent++;
+        w->st.msgs_sent++;
+    }
     return send_frame(w, slot, data_opcode(w), n, now);
+}
+
+int lg_conn_invoke(struct lg_worker *w, uint32_t slot, const char *target, const char *arg,
+                   size_t arg_len, uint64_t now)
+{
+    return lg_conn_invoke2(w, slot, target, NULL, arg, arg_len, now);
 }
 
 void lg_conn_rearm(struct lg_worker *w, uint32_t slot)
@@ -509,7 +517,13 @@ static void http_send_request(struct lg_worker *w, uint32_t slot)
     }
     if (cfg->proto == LG_PROTO_LEGACY)
         connection_data(w, cd);
-    if (c->state == CS_NEGOTIATE && cfg->proto != LG_PROTO_LEGACY)
+    if (c->state == CS_NEGOTIATE && cfg->service_hub[0])
+        n = snprintf(req, sizeof req,
+                     "POST %s/negotiate?hub=%s&negotiateVersion=1 HTTP/1.1\r\nHost: %s:%u\r\n"
+                     "User-Agent: signalr-loadgen\r\nAuthorization: Bearer %s\r\nContent-Length: 0\r\n"
+                     "Connection: close\r\n\r\n",
+                     cfg->path, cfg->service_hub, cfg->url.host, cfg->url.port, cfg->service_token);
+    else if (c->state == CS_NEGOTIATE && cfg->proto != LG_PROTO_LEGACY)
         n = snprintf(req, sizeof req,
                      "POST %s/negotiate?negotiateVersion=1 HTTP/1.1\r\nHost: %s:%u\r\n"
                      "User-Agent: signalr-loadgen\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
@@ -674,6 +688,15 @@ static void on_sig_event(void *arg, const struct lg_sig_event *ev)
         return;
     switch (ev->kind) {
     case LG_SIG_COMPLETION:
+        if (c->state == CS_JOINING && c->outstanding == 1 && ev->id_ok) {
+            c->outstanding--;
+            w->outstanding--;
+            if (ev->is_error)
+                conn_fail(w, ctx->slot, FAIL_HANDSHAKE, "JoinGroup(%s) failed: %s", w->cfg->group, ev->text);
+            else
+                conn_opened(w, ctx->slot, ctx->now);
+            return;
+        }
         if (c->outstanding == 0 || !ev->id_ok) {
             w->st.protocol_errors++;
             lg_worker_error(w, "completion for an invocation this connection did not make");
@@ -744,7 +767,12 @@ static long core_records(struct lg_worker *w, uint32_t slot, const uint8_t *p, s
                     return -1;
                 }
                 off += (size_t)rl + 1;
-                conn_opened(w, slot, now);
+                if (w->cfg->group[0]) {
+                    c->state = CS_JOINING;
+                    lg_conn_invoke2(w, slot, "JoinGroup", NULL, w->cfg->group, strlen(w->cfg->group), now);
+                } else {
+                    conn_opened(w, slot, now);
+                }
             } else {
                 lg_sig_parse_core_json((const char *)p + off, (size_t)rl, on_sig_event, &ctx);
                 off += (size_t)rl + 1;
@@ -995,6 +1023,9 @@ static void send_upgrade(struct lg_worker *w, uint32_t slot)
                  cfg->path, tok, cd, next_random(w) % 11);
     } else if (cfg->skip_negotiate) {
         snprintf(target, sizeof target, "%s", cfg->path);
+    } else if (cfg->service_hub[0]) {
+        snprintf(target, sizeof target, "%s/?hub=%s&id=%s&access_token=%s", cfg->path, cfg->service_hub, tok,
+                 cfg->service_token);
     } else {
         snprintf(target, sizeof target, "%s?id=%s", cfg->path, tok);
     }

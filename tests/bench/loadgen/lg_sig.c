@@ -90,7 +90,7 @@ static size_t varint_encode(uint8_t out[5], uint32_t value)
 }
 
 size_t lg_sig_invocation(enum lg_proto proto, char *dst, const char *hub, const char *target,
-                         uint64_t id, const char *arg, size_t arg_len)
+                         uint64_t id, const char *arg0, const char *arg, size_t arg_len)
 {
     if (proto == LG_PROTO_MSGPACK) {
         /* [1, {}, "id", target, [arg]] - 5 elements, as the JS client sends without streams.
@@ -105,7 +105,9 @@ size_t lg_sig_invocation(enum lg_proto proto, char *dst, const char *hub, const 
         msgpack_pack_map(&pk, 0);
         msgpack_pack_str_with_body(&pk, idtext, (size_t)idlen);
         msgpack_pack_str_with_body(&pk, target, strlen(target));
-        msgpack_pack_array(&pk, 1);
+        msgpack_pack_array(&pk, arg0 ? 2 : 1);
+        if (arg0)
+            msgpack_pack_str_with_body(&pk, arg0, strlen(arg0));
         msgpack_pack_str_with_body(&pk, arg, arg_len);
         uint8_t prefix[5];
         size_t plen = varint_encode(prefix, (uint32_t)w.len);
@@ -119,6 +121,8 @@ size_t lg_sig_invocation(enum lg_proto proto, char *dst, const char *hub, const 
     else
         n = (size_t)sprintf(dst, "{\"type\":1,\"invocationId\":\"%" PRIu64 "\",\"target\":\"%s\",\"arguments\":[\"",
                             id, target);
+    if (arg0)
+        n += (size_t)sprintf(dst + n, "%s\",\"", arg0);
     memcpy(dst + n, arg, arg_len);
     n += arg_len;
     if (proto == LG_PROTO_LEGACY)
@@ -183,6 +187,13 @@ static int parse_stamp(const char *s, size_t len, uint64_t *out)
     while (end < len && isdigit((unsigned char)s[end]))
         end++;
     return parse_decimal(s + 2, end - 2, out);
+}
+
+/* The server->client methods the generator counts as fan-out deliveries: "broadcast"(t=...)
+ * and "groupMessage"(group, t=...) of the test hubs' SendToGroup. */
+static int is_fanout_target(const char *s, size_t len)
+{
+    return (len == 9 && strncasecmp(s, "broadcast", 9) == 0) || (len == 12 && strncasecmp(s, "groupMessage", 12) == 0);
 }
 
 static void event_init(struct lg_sig_event *ev, enum lg_sig_kind kind)
@@ -261,12 +272,13 @@ void lg_sig_parse_core_json(const char *rec, size_t len, lg_sig_event_fn fn, voi
     }
     case 1: {
         const cJSON *target = cJSON_GetObjectItemCaseSensitive(root, "target");
-        if (cJSON_IsString(target) && strcasecmp(target->valuestring, "broadcast") == 0) {
+        if (cJSON_IsString(target) && is_fanout_target(target->valuestring, strlen(target->valuestring))) {
             event_init(&ev, LG_SIG_BROADCAST);
             const cJSON *args = cJSON_GetObjectItemCaseSensitive(root, "arguments");
-            const cJSON *first = cJSON_IsArray(args) ? args->child : NULL;
-            if (cJSON_IsString(first))
-                ev.ts_ok = parse_stamp(first->valuestring, strlen(first->valuestring), &ev.ts);
+            const cJSON *a = cJSON_IsArray(args) ? args->child : NULL;
+            for (; a && !ev.ts_ok; a = a->next)
+                if (cJSON_IsString(a))
+                    ev.ts_ok = parse_stamp(a->valuestring, strlen(a->valuestring), &ev.ts);
         } else {
             event_init(&ev, LG_SIG_INVOCATION);
         }
@@ -341,13 +353,14 @@ void lg_sig_parse_core_msgpack(const uint8_t *body, size_t len, msgpack_zone *zo
         }
         break;
     case 1: /* [1, headers, id, target, args, streamIds?] */
-        if (n >= 5 && el[3].type == MSGPACK_OBJECT_STR && el[3].via.str.size == 9 &&
-            strncasecmp(el[3].via.str.ptr, "broadcast", 9) == 0) {
+        if (n >= 5 && el[3].type == MSGPACK_OBJECT_STR &&
+            is_fanout_target(el[3].via.str.ptr, el[3].via.str.size)) {
             event_init(&ev, LG_SIG_BROADCAST);
-            if (el[4].type == MSGPACK_OBJECT_ARRAY && el[4].via.array.size > 0 &&
-                el[4].via.array.ptr[0].type == MSGPACK_OBJECT_STR)
-                ev.ts_ok = parse_stamp(el[4].via.array.ptr[0].via.str.ptr,
-                                       el[4].via.array.ptr[0].via.str.size, &ev.ts);
+            if (el[4].type == MSGPACK_OBJECT_ARRAY)
+                for (uint32_t i = 0; i < el[4].via.array.size && !ev.ts_ok; i++)
+                    if (el[4].via.array.ptr[i].type == MSGPACK_OBJECT_STR)
+                        ev.ts_ok = parse_stamp(el[4].via.array.ptr[i].via.str.ptr,
+                                               el[4].via.array.ptr[i].via.str.size, &ev.ts);
         } else {
             event_init(&ev, LG_SIG_INVOCATION);
         }

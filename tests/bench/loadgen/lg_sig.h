@@ -17,7 +17,7 @@ enum lg_proto { LG_PROTO_JSON, LG_PROTO_MSGPACK, LG_PROTO_LEGACY };
 
 enum lg_sig_kind {
     LG_SIG_COMPLETION,    /* answer to one of our invocations (id, is_error) */
-    LG_SIG_BROADCAST,     /* server->client invocation of "broadcast" (ts when parsable) */
+    LG_SIG_BROADCAST,     /* server->client "broadcast" or "groupMessage" (ts when parsable) */
     LG_SIG_INVOCATION,    /* any other server->client invocation (e.g. "welcome") */
     LG_SIG_PING,          /* Core ping */
     LG_SIG_CLOSE,         /* Core close message (text = its error, if any) */
@@ -45,10 +45,11 @@ typedef void (*lg_sig_event_fn)(void *ctx, const struct lg_sig_event *ev);
 size_t lg_sig_handshake(enum lg_proto proto, char *dst);
 size_t lg_sig_ping(enum lg_proto proto, char *dst);         /* 0 for legacy (no client ping) */
 size_t lg_sig_close(enum lg_proto proto, char *dst);        /* 0 for legacy (it uses /abort) */
-/* An invocation of `target` with one string argument and invocation id `id`. Legacy writes
- * {"H":hub,"M":target,"A":[arg],"I":"id"}. `arg` must not need JSON escaping. */
+/* An invocation of `target` with one string argument (two when arg0 is not NULL: arg0, arg) and
+ * invocation id `id`. Legacy writes {"H":hub,"M":target,"A":[arg],"I":"id"}. Neither argument
+ * may need JSON escaping. */
 size_t lg_sig_invocation(enum lg_proto proto, char *dst, const char *hub, const char *target,
-                         uint64_t id, const char *arg, size_t arg_len);
+                         uint64_t id, const char *arg0, const char *arg, size_t arg_len);
 
 /* Record splitting for the Core stream. JSON: returns the length of the record before the next
  * 0x1E (the record + separator occupy len+1 bytes), or -1 when none is complete yet. */

@@ -160,7 +160,10 @@ static void broadcast_step(struct lg_worker *w, uint64_t now)
             len = cfg->payload;
         }
         w->st.bcast_rounds++;
-        lg_conn_invoke(w, 0, "Broadcast", w->bcast_arg, len, now);
+        if (cfg->group[0])
+            lg_conn_invoke2(w, 0, "SendToGroup", cfg->group, w->bcast_arg, len, now);
+        else
+            lg_conn_invoke(w, 0, "Broadcast", w->bcast_arg, len, now);
     }
 }
 

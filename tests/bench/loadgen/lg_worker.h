@@ -30,6 +30,7 @@ enum lg_conn_state {
     CS_HANDSHAKE,     /* Core: handshake sent, waiting for {} */
     CS_LEGACY_INIT,   /* legacy: waiting for the init frame ("S":1) */
     CS_LEGACY_START,  /* legacy: /start sent on hfd */
+    CS_JOINING,       /* Core --group: JoinGroup sent, waiting for its completion */
     CS_OPEN,
     CS_CLOSING,       /* Close message / frame sent (Core) or /abort sent (legacy) */
 };
@@ -142,6 +143,9 @@ void lg_conn_release(struct lg_worker *w, uint32_t slot);
 /* Sends one invocation of `target` with the given argument; 0 or -1 (connection gone). */
 int lg_conn_invoke(struct lg_worker *w, uint32_t slot, const char *target, const char *arg,
                    size_t arg_len, uint64_t now);
+/* The same with two string arguments (arg0, arg). */
+int lg_conn_invoke2(struct lg_worker *w, uint32_t slot, const char *target, const char *arg0, const char *arg,
+                    size_t arg_len, uint64_t now);
 /* Re-arms the connection's timer for its earliest pending deadline. */
 void lg_conn_rearm(struct lg_worker *w, uint32_t slot);
 

@@ -146,13 +146,13 @@ static void test_http(void)
 
 /* ---- SignalR messages ---- */
 
-static struct lg_sig_event events[8];
+static struct lg_sig_event events[16];
 static int nevents;
 
 static void collect(void *ctx, const struct lg_sig_event *ev)
 {
     (void)ctx;
-    if (nevents < 8)
+    if (nevents < 16)
         events[nevents++] = *ev;
 }
 
@@ -173,21 +173,28 @@ static void test_sig_build(void)
     n = lg_sig_handshake(LG_PROTO_JSON, buf);
     CHECK_BYTES(buf, n, "{\"protocol\":\"json\",\"version\":1}\x1e");
 
-    n = lg_sig_invocation(LG_PROTO_JSON, buf, "chathub", "Echo", 7, "hi", 2);
+    n = lg_sig_invocation(LG_PROTO_JSON, buf, "chathub", "Echo", 7, NULL, "hi", 2);
     CHECK_BYTES(buf, n, "{\"type\":1,\"invocationId\":\"7\",\"target\":\"Echo\",\"arguments\":[\"hi\"]}\x1e");
-    n = lg_sig_invocation(LG_PROTO_LEGACY, buf, "chathub", "Echo", 7, "hi", 2);
+    n = lg_sig_invocation(LG_PROTO_LEGACY, buf, "chathub", "Echo", 7, NULL, "hi", 2);
     CHECK_BYTES(buf, n, "{\"H\":\"chathub\",\"M\":\"Echo\",\"A\":[\"hi\"],\"I\":\"7\"}");
     /* [1, {}, "0", "Echo", ["hi"]] in the 5-element form of core-signalr.md E4 (JS client). */
-    n = lg_sig_invocation(LG_PROTO_MSGPACK, buf, "chathub", "Echo", 0, "hi", 2);
+    n = lg_sig_invocation(LG_PROTO_MSGPACK, buf, "chathub", "Echo", 0, NULL, "hi", 2);
     static const uint8_t mp[] = {0x0e, 0x95, 0x01, 0x80, 0xa1, 0x30, 0xa4, 'E', 'c', 'h', 'o',
                                  0x91, 0xa2, 'h', 'i'};
     CHECK(n == sizeof mp && memcmp(buf, mp, sizeof mp) == 0);
+    /* Two arguments (SendToGroup(group, message), JoinGroup in --group runs). */
+    n = lg_sig_invocation(LG_PROTO_JSON, buf, "chathub", "SendToGroup", 9, "g1", "t=5;", 4);
+    CHECK_BYTES(buf, n, "{\"type\":1,\"invocationId\":\"9\",\"target\":\"SendToGroup\",\"arguments\":[\"g1\",\"t=5;\"]}\x1e");
+    n = lg_sig_invocation(LG_PROTO_MSGPACK, buf, "chathub", "Echo", 0, "a", "hi", 2);
+    static const uint8_t mp2[] = {0x10, 0x95, 0x01, 0x80, 0xa1, 0x30, 0xa4, 'E', 'c', 'h', 'o',
+                                  0x92, 0xa1, 'a', 0xa2, 'h', 'i'};
+    CHECK(n == sizeof mp2 && memcmp(buf, mp2, sizeof mp2) == 0);
 
     /* A 300-byte argument needs a two-byte VarInt (core-signalr.md 3.2: ac 02 = 300). */
     char arg[300];
     memset(arg, 'x', sizeof arg);
     char *big = malloc(sizeof arg + LG_SIG_OVERHEAD);
-    n = lg_sig_invocation(LG_PROTO_MSGPACK, big, "h", "Echo", 0, arg, sizeof arg);
+    n = lg_sig_invocation(LG_PROTO_MSGPACK, big, "h", "Echo", 0, NULL, arg, sizeof arg);
     size_t hdr, body;
     CHECK_EQ_INT(lg_sig_split_varint((uint8_t *)big, n, &hdr, &body), 1);
     CHECK(hdr == 2 && hdr + body == n);
@@ -235,11 +242,13 @@ static void test_sig_core_json(void)
         "{\"type\":7,\"error\":\"Connection closed with an error.\",\"allowReconnect\":true}",
         "{\"type\":99}",
         "[1,2]",
+        "{\"type\":1,\"target\":\"groupMessage\",\"arguments\":[\"g1\",\"t=99;xx\"]}",
     };
     nevents = 0;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         lg_sig_parse_core_json(cases[i], strlen(cases[i]), collect, NULL);
-    CHECK_EQ_INT(nevents, 8);
+    CHECK_EQ_INT(nevents, 9);
+    CHECK(events[8].kind == LG_SIG_BROADCAST && events[8].ts_ok && events[8].ts == 99);
     CHECK(events[0].kind == LG_SIG_COMPLETION && events[0].id_ok && events[0].id == 0 && !events[0].is_error);
     CHECK(events[1].kind == LG_SIG_COMPLETION && events[1].id == 2 && events[1].is_error);
     CHECK(strcmp(events[1].text, "An unexpected error occurred invoking 'Add' on the server.") == 0);
