@@ -48,6 +48,8 @@ struct relay_config {
     unsigned backend_timeout_ms;  /* a backend's answer to a negotiate may take this long (10 s) */
     size_t max_message_bytes;     /* one hub message / WebSocket message, either direction */
     size_t max_buffered_bytes;    /* queued toward one peer before reading from the other pauses */
+    size_t max_connections;       /* client connections held at once; 0 = no limit (10000) */
+    size_t max_connections_per_address; /* from one peer address; 0 = no limit (the default) */
     size_t ws_read_buffer_bytes;  /* lws rx buffer per WebSocket: memory per connection, bytes per read */
     int log_level;
 };

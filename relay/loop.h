@@ -57,7 +57,9 @@ extern const lws_retry_bo_t loop_lws_retry_policy;
 void loop_init(struct loop *loop, const struct relay_config *cfg);
 /* Creates the lws context on our libev loop (falling back, with a warning,
  * to lws' poll() loop). info's options, protocols and the rest are the
- * caller's; info->user is set to user. False if no context could be made. */
+ * caller's; info->user is set to user. False if no context could be made.
+ * On libev (loop->ev set afterwards) lws does not listen: the caller
+ * accepts on info->iface:info->port (relay/listener.h). */
 bool loop_create_context(struct loop *loop, struct lws_context_creation_info *info, void *user);
 /* Destroys the lws context (closing every connection through the
  * callbacks, with loop->destroying set) and the libev loop. */
