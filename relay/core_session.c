@@ -59,7 +59,8 @@ static void close_after_flush(struct core_session *s)
         return;
     s->state = CORE_CLOSING;
     timer_cancel(&s->keepalive_timer);
-    timer_cancel(&s->timeout_timer);
+    /* The closing state's deadline: a client that does not read its last messages is cut off. */
+    loop_timer_schedule(s->loop, &s->timeout_timer, clock_now_ms() + RELAY_CLOSE_TIMEOUT_MS);
     if (s->channel) {
         hub_channel_close(s->channel, NULL);
         s->channel = NULL;
@@ -168,6 +169,13 @@ static void core_timeout_due(struct timer_entry *e)
 {
     struct core_session *s = list_container_of(e, struct core_session, timeout_timer);
     uint64_t now = clock_now_ms();
+    if (s->state == CORE_CLOSING) {
+        log_info("session %s: the client did not take its last messages within %d ms; closing its socket", s->connection_id,
+                 RELAY_CLOSE_TIMEOUT_MS);
+        if (s->wsi)
+            lws_set_timeout(s->wsi, PENDING_TIMEOUT_CLOSE_SEND, LWS_TO_KILL_ASYNC);
+        return;
+    }
     if (s->state == CORE_AWAIT_HANDSHAKE) {
         fail_handshake(s, s->hub_failure ? s->hub_failure : HANDSHAKE_TEXT_CANCELED);
         return;

@@ -352,11 +352,28 @@ static void session_free(struct legacy_session *s)
     free(s);
 }
 
+/* Frees an ended session once its sockets are gone; the closing state's
+ * deadline closes a channel (or /start) that has not taken its last frames
+ * within RELAY_CLOSE_TIMEOUT_MS. Their closing brings the timer back. */
 static void reap_due(struct timer_entry *e)
 {
     struct legacy_session *s = list_container_of(e, struct legacy_session, reap_timer);
-    if (!s->wsi && !s->start.wsi)
+    if (!s->wsi && !s->start.wsi) {
         session_free(s);
+        return;
+    }
+    uint64_t now = clock_now_ms();
+    if (now < s->close_deadline_ms) {
+        loop_timer_schedule(s->loop, &s->reap_timer, s->close_deadline_ms);
+        return;
+    }
+    log_info("legacy %s: the client did not take its last frames within %d ms; closing its socket", s->connection_id,
+             RELAY_CLOSE_TIMEOUT_MS);
+    if (s->wsi)
+        lws_set_timeout(s->wsi, PENDING_TIMEOUT_CLOSE_SEND, LWS_TO_KILL_ASYNC);
+    if (s->start.wsi)
+        lws_set_timeout(s->start.wsi, PENDING_TIMEOUT_CLOSE_SEND, LWS_TO_KILL_ASYNC);
+    loop_timer_schedule(s->loop, &s->reap_timer, now + RELAY_CLOSE_TIMEOUT_MS);
 }
 
 /* Ends the connection: links closed (the hub sees OnDisconnectedAsync),
@@ -368,6 +385,7 @@ static void session_end(struct legacy_session *s, const char *error_text)
     if (s->closing)
         return;
     s->closing = true;
+    s->close_deadline_ms = clock_now_ms() + RELAY_CLOSE_TIMEOUT_MS;
     if (s->in_table) {
         dict_remove(&s->table->by_id, &s->entry);
         s->in_table = false;

@@ -13,6 +13,12 @@
 #include "containers/list.h"
 #include "relay/loop.h"
 
+/* How long a connection the relay is closing may take to take its last
+ * messages (and a close frame) before its socket is closed anyway, as
+ * ASP.NET Core's WebSocket CloseTimeout (5 s). A peer that stops reading
+ * would otherwise hold the session, its queue and its socket forever. */
+#define RELAY_CLOSE_TIMEOUT_MS 5000
+
 struct wsmsg {
     struct list_node link;
     size_t len;
