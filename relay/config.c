@@ -338,6 +338,10 @@ static enum config_result apply_setting(struct relay_config *cfg, const char *na
     if (strcmp(name, "negotiate-timeout") == 0) return parse_seconds("--negotiate-timeout", value, &cfg->negotiate_ttl_ms, err, err_len);
     if (strcmp(name, "backend-timeout") == 0) return parse_seconds("--backend-timeout", value, &cfg->backend_timeout_ms, err, err_len);
     if (strcmp(name, "max-message-size") == 0) return parse_size("--max-message-size", value, &cfg->max_message_bytes, err, err_len);
+    if (strcmp(name, "max-client-message-size") == 0)
+        return parse_size("--max-client-message-size", value, &cfg->max_client_message_bytes, err, err_len);
+    if (strcmp(name, "max-hub-message-size") == 0)
+        return parse_size("--max-hub-message-size", value, &cfg->max_hub_message_bytes, err, err_len);
     if (strcmp(name, "max-buffered") == 0) return parse_size("--max-buffered", value, &cfg->max_buffered_bytes, err, err_len);
     if (strcmp(name, "max-connections") == 0) return parse_count("--max-connections", value, &cfg->max_connections, err, err_len);
     if (strcmp(name, "max-connections-per-address") == 0)
@@ -577,6 +581,11 @@ void config_print_help(FILE *out)
 "  --max-message-size N      largest message accepted in either direction, bytes with\n"
 "                            optional K or M (default 4M); larger ones close the connection\n"
 "                            with a clear error\n"
+"  --max-client-message-size N\n"
+"                            largest message a client may send (Core, legacy and service\n"
+"                            mode clients; default: --max-message-size)\n"
+"  --max-hub-message-size N  largest message a backend link or an app server connection may\n"
+"                            send (default: --max-message-size)\n"
 "  --max-buffered N          bytes queued toward a slow peer before the relay stops reading\n"
 "                            from the other side (default 256K)\n"
 "  --max-connections N       client connections held at once, HTTP and WebSocket alike\n"

@@ -390,7 +390,8 @@ int core_session_receive(struct core_session *s, const void *in, size_t len)
 {
     s->last_received_ms = clock_now_ms();
     enum wsmsg_fault fault;
-    struct wsmsg *whole = wsmsg_receive(&s->rx_partial, s->wsi, in, len, s->loop, "Core session", &fault);
+    struct wsmsg *whole = wsmsg_receive(&s->rx_partial, s->wsi, in, len, s->loop,
+                                        config_client_message_limit(s->loop->cfg), "Core session", &fault);
     if (whole) {
         handle_client_message(s, whole);
     } else if (fault == WSMSG_BAD_UTF8) {

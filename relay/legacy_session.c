@@ -563,7 +563,8 @@ int legacy_session_receive(struct legacy_session *s, const void *in, size_t len)
     if (s->closing)
         return 0;
     enum wsmsg_fault fault;
-    struct wsmsg *whole = wsmsg_receive(&s->rx_partial, s->wsi, in, len, s->loop, "legacy session", &fault);
+    struct wsmsg *whole = wsmsg_receive(&s->rx_partial, s->wsi, in, len, s->loop,
+                                        config_client_message_limit(s->loop->cfg), "legacy session", &fault);
     if (!whole) {
         if (fault == WSMSG_BAD_UTF8)
             return wsmsg_close_invalid_payload(s->wsi); /* as the original's WebSocket would: 1007 */

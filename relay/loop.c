@@ -88,6 +88,7 @@ void loop_init(struct loop *loop, const struct relay_config *cfg)
     memset(loop, 0, sizeof *loop);
     loop->cfg = cfg;
     loop->wheel_due = UINT64_MAX;
+    loop->too_large_log.interval_ms = 10000;
     timer_wheel_init(&loop->wheel, clock_now_ms());
 }
 

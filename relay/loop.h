@@ -16,6 +16,7 @@
 
 #include "containers/timer_wheel.h"
 #include "relay/config.h"
+#include "relay/log.h"
 
 /* The counters /metrics shows. */
 struct relay_stats {
@@ -47,6 +48,7 @@ struct loop {
     lws_sorted_usec_list_t wheel_sul; /* without: the same, as an lws scheduled callback */
     uint64_t wheel_due;               /* when the OS timer fires next (ms), UINT64_MAX if idle */
     bool destroying;                  /* inside lws_context_destroy: make no lws calls on wsis */
+    struct log_limit too_large_log;   /* "a message over the size limit" lines, any connection */
     struct relay_stats stats;
 };
 

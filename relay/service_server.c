@@ -318,13 +318,13 @@ int service_server_receive(struct service_server *s, const void *in, size_t len)
                          err.detail[0] ? err.detail : "unreadable stream");
             /* The framer still holds the chunk: let it drop it. */
             svc_framer_free(&s->framer);
-            svc_framer_init(&s->framer, s->service->loop->cfg->max_message_bytes);
+            svc_framer_init(&s->framer, config_hub_message_limit(s->service->loop->cfg));
             break;
         }
         if (!handle_message(s, body)) {
             close_server(s, LWS_CLOSE_STATUS_PROTOCOL_ERR, "protocol error");
             svc_framer_free(&s->framer);
-            svc_framer_init(&s->framer, s->service->loop->cfg->max_message_bytes);
+            svc_framer_init(&s->framer, config_hub_message_limit(s->service->loop->cfg));
             break;
         }
         if (s->closing)
@@ -400,7 +400,7 @@ int service_server_confirm(struct service *svc, struct lws *wsi)
     s->wsi = wsi;
     s->service = svc;
     s->hub = hub;
-    svc_framer_init(&s->framer, cfg->max_message_bytes);
+    svc_framer_init(&s->framer, config_hub_message_limit(cfg));
     msg_queue_init(&s->out);
     s->uplink.write = uplink_write;
     s->uplink.queued = uplink_queued;
