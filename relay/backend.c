@@ -424,13 +424,16 @@ void backend_link_close(struct backend_link *link)
     link->state = BACKEND_LINK_CLOSING;
     lws_rx_flow_control(link->conn.wsi, 1);
     lws_callback_on_writable(link->conn.wsi);
+    /* The closing state's deadline: a backend that does not take the last messages is cut off. */
+    lws_set_timeout(link->conn.wsi, PENDING_TIMEOUT_CLOSE_SEND, RELAY_CLOSE_TIMEOUT_MS / 1000);
 }
 
 /* Whole messages from the backend go to the owner. */
 static int link_receive(struct backend_link *link, struct lws *wsi, const void *in, size_t len)
 {
     enum wsmsg_fault fault;
-    struct wsmsg *whole = wsmsg_receive(&link->rx_partial, wsi, in, len, link->conn.loop, "backend link", &fault);
+    struct wsmsg *whole = wsmsg_receive(&link->rx_partial, wsi, in, len, link->conn.loop,
+                                        config_hub_message_limit(link->conn.loop->cfg), "backend link", &fault);
     if (!whole) {
         if (fault == WSMSG_MORE)
             return 0;

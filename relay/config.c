@@ -62,6 +62,7 @@ void config_init(struct relay_config *cfg)
     cfg->max_message_bytes = 4u << 20;
     cfg->max_buffered_bytes = 256u << 10;
     cfg->ws_read_buffer_bytes = 256;
+    cfg->max_connections = 10000;
     cfg->log_level = LOG_INFO;
 }
 
@@ -370,6 +371,18 @@ static enum config_result parse_size(const char *flag, const char *value, size_t
     return parse_size_between(flag, value, out, 1024, 1ull << 31, "1K and 2048M", err, err_len);
 }
 
+/* A count from 0 (no limit) to 10,000,000. */
+static enum config_result parse_count(const char *flag, const char *value, size_t *out, char *err, size_t err_len)
+{
+    char *end;
+    errno = 0;
+    unsigned long long n = strtoull(value, &end, 10);
+    if (errno || end == value || *end || value[0] == '-' || n > 10000000)
+        return fail(err, err_len, "%s wants a whole number from 0 (no limit) to 10000000, got '%s'", flag, value);
+    *out = (size_t)n;
+    return CONFIG_OK;
+}
+
 static enum config_result set_log_level(struct relay_config *cfg, const char *value, char *err,
                                         size_t err_len)
 {
@@ -399,7 +412,14 @@ static enum config_result apply_setting(struct relay_config *cfg, const char *na
     if (strcmp(name, "negotiate-timeout") == 0) return parse_seconds("--negotiate-timeout", value, &cfg->negotiate_ttl_ms, err, err_len);
     if (strcmp(name, "backend-timeout") == 0) return parse_seconds("--backend-timeout", value, &cfg->backend_timeout_ms, err, err_len);
     if (strcmp(name, "max-message-size") == 0) return parse_size("--max-message-size", value, &cfg->max_message_bytes, err, err_len);
+    if (strcmp(name, "max-client-message-size") == 0)
+        return parse_size("--max-client-message-size", value, &cfg->max_client_message_bytes, err, err_len);
+    if (strcmp(name, "max-hub-message-size") == 0)
+        return parse_size("--max-hub-message-size", value, &cfg->max_hub_message_bytes, err, err_len);
     if (strcmp(name, "max-buffered") == 0) return parse_size("--max-buffered", value, &cfg->max_buffered_bytes, err, err_len);
+    if (strcmp(name, "max-connections") == 0) return parse_count("--max-connections", value, &cfg->max_connections, err, err_len);
+    if (strcmp(name, "max-connections-per-address") == 0)
+        return parse_count("--max-connections-per-address", value, &cfg->max_connections_per_address, err, err_len);
     /* At least 128: a control frame's payload (up to 125 bytes) must fit in lws' buffer whole. */
     if (strcmp(name, "ws-read-buffer") == 0)
         return parse_size_between("--ws-read-buffer", value, &cfg->ws_read_buffer_bytes, 128, 64u << 10,
@@ -650,8 +670,21 @@ void config_print_help(FILE *out)
 "  --max-message-size N      largest message accepted in either direction, bytes with\n"
 "                            optional K or M (default 4M); larger ones close the connection\n"
 "                            with a clear error\n"
+"  --max-client-message-size N\n"
+"                            largest message a client may send (Core, legacy and service\n"
+"                            mode clients; default: --max-message-size)\n"
+"  --max-hub-message-size N  largest message a backend link or an app server connection may\n"
+"                            send (default: --max-message-size)\n"
 "  --max-buffered N          bytes queued toward a slow peer before the relay stops reading\n"
 "                            from the other side (default 256K)\n"
+"  --max-connections N       client connections held at once, HTTP and WebSocket alike\n"
+"                            (default 10000; 0: no limit). One more is answered 503 with\n"
+"                            the reason and closed. Each proxied client also holds a backend\n"
+"                            link: keep ulimit -n above twice this\n"
+"  --max-connections-per-address N\n"
+"                            client connections from one source address (default 0: no\n"
+"                            limit, since behind a reverse proxy or NAT one address is many\n"
+"                            users); over it, answered 503 and closed\n"
 "  --ws-read-buffer N        lws' receive buffer per WebSocket, client side and backend\n"
 "                            link alike (128 to 64K, default 256): held by every connection,\n"
 "                            idle ones too, and the most one read takes from a socket; larger\n"

@@ -52,7 +52,11 @@ struct relay_config {
     unsigned negotiate_ttl_ms;    /* unused negotiate tokens expire (15 s) */
     unsigned backend_timeout_ms;  /* a backend's answer to a negotiate may take this long (10 s) */
     size_t max_message_bytes;     /* one hub message / WebSocket message, either direction */
+    size_t max_client_message_bytes; /* from clients; 0 = max_message_bytes (config_client_message_limit) */
+    size_t max_hub_message_bytes;    /* from backends and apps; 0 = max_message_bytes (config_hub_message_limit) */
     size_t max_buffered_bytes;    /* queued toward one peer before reading from the other pauses */
+    size_t max_connections;       /* client connections held at once; 0 = no limit (10000) */
+    size_t max_connections_per_address; /* from one peer address; 0 = no limit (the default) */
     size_t ws_read_buffer_bytes;  /* lws rx buffer per WebSocket: memory per connection, bytes per read */
     int log_level;
 };
@@ -81,5 +85,18 @@ const struct hub_route *config_find_hub(const struct relay_config *cfg, const ch
                                         size_t name_len);
 
 void config_print_help(FILE *out);
+
+/* The largest message a client may send (--max-client-message-size, else --max-message-size). */
+static inline size_t config_client_message_limit(const struct relay_config *cfg)
+{
+    return cfg->max_client_message_bytes ? cfg->max_client_message_bytes : cfg->max_message_bytes;
+}
+
+/* The largest message a backend link or an app server connection may send
+ * (--max-hub-message-size, else --max-message-size). */
+static inline size_t config_hub_message_limit(const struct relay_config *cfg)
+{
+    return cfg->max_hub_message_bytes ? cfg->max_hub_message_bytes : cfg->max_message_bytes;
+}
 
 #endif

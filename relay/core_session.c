@@ -59,7 +59,8 @@ static void close_after_flush(struct core_session *s)
         return;
     s->state = CORE_CLOSING;
     timer_cancel(&s->keepalive_timer);
-    timer_cancel(&s->timeout_timer);
+    /* The closing state's deadline: a client that does not read its last messages is cut off. */
+    loop_timer_schedule(s->loop, &s->timeout_timer, clock_now_ms() + RELAY_CLOSE_TIMEOUT_MS);
     if (s->channel) {
         hub_channel_close(s->channel, NULL);
         s->channel = NULL;
@@ -164,23 +165,51 @@ static void core_keepalive_due(struct timer_entry *e)
         core_arm_keepalive(s, s->last_sent_ms);
 }
 
+/* The open state's deadlines on timeout_timer: the hub's handshake answer
+ * (--handshake-timeout after the client's handshake went to it) until it
+ * came, and the client timeout once the client has pinged. */
+static void core_arm_open_timeout(struct core_session *s)
+{
+    uint64_t due = UINT64_MAX;
+    if (!s->handshake_answered)
+        due = s->hub_answer_due_ms;
+    if (s->client_pinged && s->last_received_ms + s->loop->cfg->client_timeout_ms < due)
+        due = s->last_received_ms + s->loop->cfg->client_timeout_ms;
+    if (due == UINT64_MAX)
+        timer_cancel(&s->timeout_timer);
+    else
+        loop_timer_schedule(s->loop, &s->timeout_timer, due);
+}
+
 static void core_timeout_due(struct timer_entry *e)
 {
     struct core_session *s = list_container_of(e, struct core_session, timeout_timer);
     uint64_t now = clock_now_ms();
+    if (s->state == CORE_CLOSING) {
+        log_info("session %s: the client did not take its last messages within %d ms; closing its socket", s->connection_id,
+                 RELAY_CLOSE_TIMEOUT_MS);
+        if (s->wsi)
+            lws_set_timeout(s->wsi, PENDING_TIMEOUT_CLOSE_SEND, LWS_TO_KILL_ASYNC);
+        return;
+    }
     if (s->state == CORE_AWAIT_HANDSHAKE) {
         fail_handshake(s, s->hub_failure ? s->hub_failure : HANDSHAKE_TEXT_CANCELED);
         return;
     }
     if (s->state != CORE_OPEN)
         return;
-    uint64_t deadline = s->last_received_ms + s->loop->cfg->client_timeout_ms;
-    if (now < deadline) {
-        loop_timer_schedule(s->loop, &s->timeout_timer, deadline);
+    if (!s->handshake_answered && now >= s->hub_answer_due_ms) {
+        log_info("session %s: hub %s did not answer the handshake within %u ms, closing", s->connection_id,
+                 s->endpoint->name, s->loop->cfg->handshake_timeout_ms);
+        report_hub_loss(s, "it did not answer the handshake in time");
         return;
     }
-    log_info("session %s: client silent for %u ms, closing", s->connection_id, s->loop->cfg->client_timeout_ms);
-    close_with_error(s, "Connection closed with an error.", true);
+    if (s->client_pinged && now >= s->last_received_ms + s->loop->cfg->client_timeout_ms) {
+        log_info("session %s: client silent for %u ms, closing", s->connection_id, s->loop->cfg->client_timeout_ms);
+        close_with_error(s, "Connection closed with an error.", true);
+        return;
+    }
+    core_arm_open_timeout(s);
 }
 
 /* ------------------------------------------------------------------- hub */
@@ -303,7 +332,7 @@ static void watch_for_first_ping(struct core_session *s, const char *data, size_
         !(kinds & CORE_KIND_BIT(HUB_MSG_PING)))
         return;
     s->client_pinged = true;
-    loop_timer_schedule(s->loop, &s->timeout_timer, s->last_received_ms + s->loop->cfg->client_timeout_ms);
+    core_arm_open_timeout(s);
 }
 
 /* Collects handshake bytes; once the record is whole, checks it and begins
@@ -345,7 +374,8 @@ static void handle_handshake_bytes(struct core_session *s, struct wsmsg *m)
     } else {
         s->state = CORE_OPEN;
         s->loop->stats.sessions_opened++;
-        timer_cancel(&s->timeout_timer);
+        s->hub_answer_due_ms = clock_now_ms() + s->loop->cfg->handshake_timeout_ms;
+        core_arm_open_timeout(s);
         watch_for_first_ping(s, s->handshake.data + consumed, s->handshake.len - consumed);
         struct wsmsg *all = wsmsg_copy(s->handshake.data, s->handshake.len, false);
         buf_free(&s->handshake);
@@ -382,7 +412,8 @@ int core_session_receive(struct core_session *s, const void *in, size_t len)
 {
     s->last_received_ms = clock_now_ms();
     enum wsmsg_fault fault;
-    struct wsmsg *whole = wsmsg_receive(&s->rx_partial, s->wsi, in, len, s->loop, "Core session", &fault);
+    struct wsmsg *whole = wsmsg_receive(&s->rx_partial, s->wsi, in, len, s->loop,
+                                        config_client_message_limit(s->loop->cfg), "Core session", &fault);
     if (whole) {
         handle_client_message(s, whole);
     } else if (fault == WSMSG_BAD_UTF8) {

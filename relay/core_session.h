@@ -71,7 +71,9 @@ struct core_session {
     struct wsmsg *rx_partial;
 
     struct timer_entry keepalive_timer;
-    struct timer_entry timeout_timer;  /* handshake timeout, then client timeout */
+    struct timer_entry timeout_timer;  /* handshake timeout, then the hub's answer to it and the client
+                                          timeout, then the close timeout */
+    uint64_t hub_answer_due_ms;        /* open: when the hub must have answered the handshake */
     uint64_t last_sent_ms;
     uint64_t last_received_ms;
 

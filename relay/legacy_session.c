@@ -380,11 +380,28 @@ static void session_free(struct legacy_session *s)
     free(s);
 }
 
+/* Frees an ended session once its sockets are gone; the closing state's
+ * deadline closes a channel (or /start) that has not taken its last frames
+ * within RELAY_CLOSE_TIMEOUT_MS. Their closing brings the timer back. */
 static void reap_due(struct timer_entry *e)
 {
     struct legacy_session *s = list_container_of(e, struct legacy_session, reap_timer);
-    if (!s->wsi && !s->start.wsi)
+    if (!s->wsi && !s->start.wsi) {
         session_free(s);
+        return;
+    }
+    uint64_t now = clock_now_ms();
+    if (now < s->close_deadline_ms) {
+        loop_timer_schedule(s->loop, &s->reap_timer, s->close_deadline_ms);
+        return;
+    }
+    log_info("legacy %s: the client did not take its last frames within %d ms; closing its socket", s->connection_id,
+             RELAY_CLOSE_TIMEOUT_MS);
+    if (s->wsi)
+        lws_set_timeout(s->wsi, PENDING_TIMEOUT_CLOSE_SEND, LWS_TO_KILL_ASYNC);
+    if (s->start.wsi)
+        lws_set_timeout(s->start.wsi, PENDING_TIMEOUT_CLOSE_SEND, LWS_TO_KILL_ASYNC);
+    loop_timer_schedule(s->loop, &s->reap_timer, now + RELAY_CLOSE_TIMEOUT_MS);
 }
 
 /* Ends the connection: links closed (the hub sees OnDisconnectedAsync),
@@ -396,6 +413,7 @@ static void session_end(struct legacy_session *s, const char *error_text)
     if (s->closing)
         return;
     s->closing = true;
+    s->close_deadline_ms = clock_now_ms() + RELAY_CLOSE_TIMEOUT_MS;
     if (s->in_table) {
         dict_remove(&s->table->by_id, &s->entry);
         s->in_table = false;
@@ -578,7 +596,8 @@ int legacy_session_receive(struct legacy_session *s, const void *in, size_t len)
     if (s->closing)
         return 0;
     enum wsmsg_fault fault;
-    struct wsmsg *whole = wsmsg_receive(&s->rx_partial, s->wsi, in, len, s->loop, "legacy session", &fault);
+    struct wsmsg *whole = wsmsg_receive(&s->rx_partial, s->wsi, in, len, s->loop,
+                                        config_client_message_limit(s->loop->cfg), "legacy session", &fault);
     if (!whole) {
         if (fault == WSMSG_BAD_UTF8)
             return wsmsg_close_invalid_payload(s->wsi); /* as the original's WebSocket would: 1007 */

@@ -95,6 +95,7 @@ struct legacy_session {
     bool client_paused;              /* reading the client paused: a hub link is full */
     bool links_paused;               /* the links paused: the queue toward the client is full */
     bool closing;                    /* ended: flushing the last frames, then gone */
+    uint64_t close_deadline_ms;      /* closing: the sockets still open then are closed */
 };
 
 /* Creates the session for a verified token and registers it. hubs are the

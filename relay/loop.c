@@ -88,6 +88,7 @@ void loop_init(struct loop *loop, const struct relay_config *cfg)
     memset(loop, 0, sizeof *loop);
     loop->cfg = cfg;
     loop->wheel_due = UINT64_MAX;
+    loop->too_large_log.interval_ms = 10000;
     timer_wheel_init(&loop->wheel, clock_now_ms());
 }
 
@@ -115,28 +116,42 @@ static void ev_destroy(struct loop *loop)
     loop->foreign_loops[0] = NULL;
 }
 
+/* On libev the relay accepts (relay/listener.c, which has the reasons): lws
+ * gets a vhost that serves the sockets handed to it but listens on nothing. */
+static bool create_on_libev(struct loop *loop, struct lws_context_creation_info *info)
+{
+    int port = info->port;
+    info->options |= LWS_SERVER_OPTION_LIBEV;
+    info->foreign_loops = loop->foreign_loops;
+    info->port = CONTEXT_PORT_NO_LISTEN_SERVER;
+    loop->lws = lws_create_context(info);
+    info->port = port;
+    if (loop->lws) {
+        loop->vhost = lws_get_vhost_by_name(loop->lws, info->vhost_name);
+        return true;
+    }
+    log_warn("relay: the libev event loop is not available (is libwebsockets-evlib-ev installed?); "
+             "using poll(), which costs O(connections) per wake-up, with lws accepting (no back-off when "
+             "descriptors run out, no --max-connections)");
+    ev_destroy(loop);
+    info->options &= ~(uint64_t)LWS_SERVER_OPTION_LIBEV;
+    info->foreign_loops = NULL;
+    return false;
+}
+
 bool loop_create_context(struct loop *loop, struct lws_context_creation_info *info, void *user)
 {
     info->user = user;
     info->retry_and_idle_policy = &loop_lws_retry_policy;
-    if (ev_create(loop)) {
-        info->options |= LWS_SERVER_OPTION_LIBEV;
-        info->foreign_loops = loop->foreign_loops;
-        loop->lws = lws_create_context(info);
-        if (!loop->lws) {
-            log_warn("relay: the libev event loop is not available (is libwebsockets-evlib-ev installed?); "
-                     "using poll(), which costs O(connections) per wake-up");
-            ev_destroy(loop);
-            info->options &= ~(uint64_t)LWS_SERVER_OPTION_LIBEV;
-            info->foreign_loops = NULL;
-        }
+    if (ev_create(loop) && create_on_libev(loop, info)) {
+        log_info("relay: event loop: libev (epoll)");
+        return true;
     }
-    if (!loop->lws)
-        loop->lws = lws_create_context(info);
+    loop->lws = lws_create_context(info);
     if (!loop->lws)
         return false;
     loop->vhost = lws_get_vhost_by_name(loop->lws, info->vhost_name);
-    log_info("relay: event loop: %s", loop->ev ? "libev (epoll)" : "lws poll()");
+    log_info("relay: event loop: lws poll()");
     return true;
 }
 

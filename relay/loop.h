@@ -16,6 +16,7 @@
 
 #include "containers/timer_wheel.h"
 #include "relay/config.h"
+#include "relay/log.h"
 
 /* The counters /metrics shows. */
 struct relay_stats {
@@ -47,6 +48,7 @@ struct loop {
     lws_sorted_usec_list_t wheel_sul; /* without: the same, as an lws scheduled callback */
     uint64_t wheel_due;               /* when the OS timer fires next (ms), UINT64_MAX if idle */
     bool destroying;                  /* inside lws_context_destroy: make no lws calls on wsis */
+    struct log_limit too_large_log;   /* "a message over the size limit" lines, any connection */
     struct relay_stats stats;
 };
 
@@ -57,7 +59,9 @@ extern const lws_retry_bo_t loop_lws_retry_policy;
 void loop_init(struct loop *loop, const struct relay_config *cfg);
 /* Creates the lws context on our libev loop (falling back, with a warning,
  * to lws' poll() loop). info's options, protocols and the rest are the
- * caller's; info->user is set to user. False if no context could be made. */
+ * caller's; info->user is set to user. False if no context could be made.
+ * On libev (loop->ev set afterwards) lws does not listen: the caller
+ * accepts on info->iface:info->port (relay/listener.h). */
 bool loop_create_context(struct loop *loop, struct lws_context_creation_info *info, void *user);
 /* Destroys the lws context (closing every connection through the
  * callbacks, with loop->destroying set) and the libev loop. */

@@ -15,6 +15,7 @@
 #include "relay/http.h"
 #include "relay/legacy.h"
 #include "relay/legacy_session.h"
+#include "relay/listener.h"
 #include "relay/log.h"
 #include "relay/service_client.h"
 #include "relay/service_server.h"
@@ -86,6 +87,9 @@ static int route_http(struct relay *relay, struct lws *wsi)
 {
     char path[1024];
     enum http_method method = http_request_method(wsi);
+    const char *refusal = listener_request(&relay->listener, wsi);
+    if (refusal)
+        return respond_text(relay, wsi, 503, refusal);
     if (!http_request_path(wsi, path, sizeof path))
         return respond_text(relay, wsi, 414, "URI Too Long");
     if (strcmp(path, "/metrics") == 0 && method == HTTP_GET)
@@ -139,6 +143,9 @@ static int confirm_upgrade(struct relay *relay, struct lws *wsi)
     rx_size_for_servers(relay, wsi, false);
     char path[1024], id[128];
     bool negotiate;
+    const char *refusal = listener_request(&relay->listener, wsi);
+    if (refusal)
+        return http_refuse_upgrade(relay->loop.cfg, wsi, 503, refusal);
     if (!http_request_path(wsi, path, sizeof path))
         return -1;
     const char *service_suffix = service_route(relay, path, "/server");
@@ -259,11 +266,15 @@ static int server_callback(struct lws *wsi, enum lws_callback_reasons reason, vo
             return service_server_writeable(owner);
         return 0;
     case LWS_CALLBACK_CLOSED:
+        if (owner)
+            detach_and_destroy(wsi, owner);
+        return 0;
     case LWS_CALLBACK_WSI_DESTROY:
         if (role_of(owner) == WSI_ROLE_SERVICE_SERVER)
             rx_size_for_servers(relay, wsi, false);
         if (owner)
             detach_and_destroy(wsi, owner);
+        listener_wsi_destroyed(&relay->listener, wsi);
         return 0;
     case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
         /* relay_stop() woke the loop (lws_cancel_service): with libev, lws_service() runs
@@ -310,6 +321,8 @@ int relay_start(struct relay *relay, const struct relay_config *cfg)
 {
     memset(relay, 0, sizeof *relay);
     loop_init(&relay->loop, cfg);
+    static const uint8_t unseeded[DICT_SEED_LEN];
+    listener_init(&relay->listener, &relay->loop, unseeded); /* seeded below, once there is a seed */
     core_sessions_init(&relay->sessions, &relay->loop);
     if (!tls_front_init(&relay->tls, cfg))
         return -1;
@@ -317,6 +330,7 @@ int relay_start(struct relay *relay, const struct relay_config *cfg)
         log_error("relay: no randomness from OpenSSL");
         return -1;
     }
+    listener_init(&relay->listener, &relay->loop, relay->dict_seed);
     core_negotiations_init(&relay->negotiations, &relay->loop, &relay->backends, relay->dict_seed);
     if (!service_init(&relay->service, &relay->loop, relay->dict_seed)) {
         log_error("relay: out of memory or randomness");
@@ -367,7 +381,8 @@ int relay_start(struct relay *relay, const struct relay_config *cfg)
     info.pt_serv_buf_size = SERVICE_SERVER_RX_BYTES; /* lws reads at most this much at once */
     info.timeout_secs = 20;
     tls_context_options(&relay->tls, cfg, &info);
-    if (!loop_create_context(&relay->loop, &info, relay)) {
+    if (!loop_create_context(&relay->loop, &info, relay) ||
+        (relay->loop.ev && !listener_open(&relay->listener, cfg->listen_address, cfg->listen_port))) {
         log_error("relay: cannot listen on %s:%d (address in use, or not an address of this machine?)",
                   cfg->listen_address, cfg->listen_port);
         return -1;
@@ -438,7 +453,9 @@ void relay_destroy(struct relay *relay)
         ev_ref(relay->loop.ev);
         ev_signal_stop(relay->loop.ev, &relay->sighup);
     }
+    listener_close(&relay->listener);
     loop_destroy(&relay->loop); /* closes every connection through the callbacks */
+    listener_free(&relay->listener);
     tls_front_free(&relay->tls);
     if (relay->negotiations.loop)
         core_negotiations_clear(&relay->negotiations);
@@ -452,7 +469,7 @@ void relay_destroy(struct relay *relay)
 static void relay_render_metrics(struct relay *relay, struct buf *out)
 {
     const struct relay_stats *s = &relay->loop.stats;
-    char text[2048];
+    char text[3072];
     int n = snprintf(text, sizeof text,
         "# signalr-relay metrics\n"
         "signalr_relay_sessions_active %llu\n"
@@ -471,6 +488,11 @@ static void relay_render_metrics(struct relay *relay, struct buf *out)
         "signalr_relay_out_of_memory_closes_total %llu\n"
         "signalr_relay_legacy_sessions_active %llu\n"
         "signalr_relay_legacy_negotiations_total %llu\n"
+        "signalr_relay_client_connections_active %zu\n"
+        "signalr_relay_client_connections_accepted_total %llu\n"
+        "signalr_relay_client_connections_refused_total %llu\n"
+        "signalr_relay_accept_pauses_total %llu\n"
+        "signalr_relay_unidentified_closed_total %llu\n"
         "signalr_relay_timers_armed %zu\n"
         "signalr_relay_os_timers 1\n",
         (unsigned long long)s->sessions_active, (unsigned long long)s->sessions_opened,
@@ -481,7 +503,10 @@ static void relay_render_metrics(struct relay *relay, struct buf *out)
         (unsigned long long)s->bytes_to_clients, (unsigned long long)s->protocol_errors,
         (unsigned long long)s->flow_control_pauses, (unsigned long long)s->out_of_memory_closes,
         (unsigned long long)s->legacy_sessions_active,
-        (unsigned long long)s->legacy_negotiations, timer_wheel_armed(&relay->loop.wheel));
+        (unsigned long long)s->legacy_negotiations, listener_active(&relay->listener),
+        (unsigned long long)relay->listener.stats.accepted, (unsigned long long)relay->listener.stats.refused,
+        (unsigned long long)relay->listener.stats.accept_pauses,
+        (unsigned long long)relay->listener.stats.unidentified_closed, timer_wheel_armed(&relay->loop.wheel));
     buf_append(out, text, n > 0 ? (size_t)n : 0);
     service_render_metrics(&relay->service, out);
     tls_render_metrics(&relay->tls, out);

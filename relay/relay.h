@@ -21,6 +21,7 @@
 #include "relay/core_negotiate.h"
 #include "relay/core_session.h"
 #include "relay/legacy_session.h"
+#include "relay/listener.h"
 #include "relay/loop.h"
 #include "relay/proxy_channel.h"
 #include "relay/service.h"
@@ -28,6 +29,7 @@
 
 struct relay {
     struct loop loop;                 /* the event loop, lws context, timer wheel, config, counters */
+    struct listener listener;         /* with libev: accepting, connection limits (lws listens otherwise) */
     struct backends backends;         /* the client side toward backend hubs */
     struct proxy_endpoint *endpoints; /* one per cfg->hubs entry: what serves that hub */
 

@@ -87,6 +87,8 @@ static void close_server(struct service_server *s, enum lws_close_status code, c
     s->closing = true;
     lws_close_reason(s->wsi, code, (unsigned char *)(uintptr_t)why, strlen(why) < 120 ? strlen(why) : 120);
     lws_callback_on_writable(s->wsi);
+    /* The closing state's deadline: an app that does not read its last messages is cut off. */
+    loop_timer_schedule(s->service->loop, &s->tick, clock_now_ms() + RELAY_CLOSE_TIMEOUT_MS);
 }
 
 /* ------------------------------------------------------------- timers */
@@ -95,8 +97,13 @@ static void server_tick(struct timer_entry *e)
 {
     struct service_server *s = list_container_of(e, struct service_server, tick);
     uint64_t now = clock_now_ms();
-    if (s->closing)
+    if (s->closing) {
+        log_info("service: app server connection %s did not take its last messages within %d ms; closing its socket",
+                 server_name(s), RELAY_CLOSE_TIMEOUT_MS);
+        if (s->wsi)
+            lws_set_timeout(s->wsi, PENDING_TIMEOUT_CLOSE_SEND, LWS_TO_KILL_ASYNC);
         return;
+    }
     if (now - s->last_received_ms >= SERVICE_SILENCE_MS) {
         close_server(s, LWS_CLOSE_STATUS_GOINGAWAY, "nothing received for 30 s");
         return;
@@ -311,13 +318,13 @@ int service_server_receive(struct service_server *s, const void *in, size_t len)
                          err.detail[0] ? err.detail : "unreadable stream");
             /* The framer still holds the chunk: let it drop it. */
             svc_framer_free(&s->framer);
-            svc_framer_init(&s->framer, s->service->loop->cfg->max_message_bytes);
+            svc_framer_init(&s->framer, config_hub_message_limit(s->service->loop->cfg));
             break;
         }
         if (!handle_message(s, body)) {
             close_server(s, LWS_CLOSE_STATUS_PROTOCOL_ERR, "protocol error");
             svc_framer_free(&s->framer);
-            svc_framer_init(&s->framer, s->service->loop->cfg->max_message_bytes);
+            svc_framer_init(&s->framer, config_hub_message_limit(s->service->loop->cfg));
             break;
         }
         if (s->closing)
@@ -393,7 +400,7 @@ int service_server_confirm(struct service *svc, struct lws *wsi)
     s->wsi = wsi;
     s->service = svc;
     s->hub = hub;
-    svc_framer_init(&s->framer, cfg->max_message_bytes);
+    svc_framer_init(&s->framer, config_hub_message_limit(cfg));
     msg_queue_init(&s->out);
     s->uplink.write = uplink_write;
     s->uplink.queued = uplink_queued;

@@ -124,9 +124,8 @@ bool wsmsg_flush(struct lws *wsi, struct msg_queue *q)
 }
 
 struct wsmsg *wsmsg_receive(struct wsmsg **partial, struct lws *wsi, const void *in, size_t len, struct loop *loop,
-                            const char *who, enum wsmsg_fault *fault)
+                            size_t limit, const char *who, enum wsmsg_fault *fault)
 {
-    size_t limit = loop->cfg->max_message_bytes;
     *fault = WSMSG_MORE;
     if (!*partial) {
         size_t expect = len + lws_remaining_packet_payload(wsi);
@@ -138,7 +137,7 @@ struct wsmsg *wsmsg_receive(struct wsmsg **partial, struct lws *wsi, const void 
         wsmsg_free(*partial);
         *partial = NULL;
         loop->stats.protocol_errors++;
-        log_warn("%s: a message over --max-message-size (%zu bytes); closing", who, limit);
+        log_limited(&loop->too_large_log, LOG_WARN, "%s: a message over the size limit (%zu bytes); closing", who, limit);
         *fault = WSMSG_TOO_LARGE;
         return NULL;
     }

@@ -13,6 +13,12 @@
 #include "containers/list.h"
 #include "relay/loop.h"
 
+/* How long a connection the relay is closing may take to take its last
+ * messages (and a close frame) before its socket is closed anyway, as
+ * ASP.NET Core's WebSocket CloseTimeout (5 s). A peer that stops reading
+ * would otherwise hold the session, its queue and its socket forever. */
+#define RELAY_CLOSE_TIMEOUT_MS 5000
+
 struct wsmsg {
     struct list_node link;
     size_t len;
@@ -59,13 +65,14 @@ enum wsmsg_fault {
  * and backend links): adds one RECEIVE callback's piece (in/len) to
  * *partial, which starts NULL and is owned by the connection. lws hands over
  * large messages in several pieces; the relay forwards only whole messages,
- * so they are collected here, up to --max-message-size. Returns the whole
+ * so they are collected here, up to limit bytes (config_client_message_limit
+ * or config_hub_message_limit: who sends it). Returns the whole
  * message once complete (now the caller's), else NULL with *fault saying
  * whether more is to come or the message cannot be taken; then it has been
- * counted and logged (as `who`), the partial message dropped, and the caller
+ * counted and logged (as `who`; too large: rate-limited), the partial message dropped, and the caller
  * closes its connection with a reason (docs/ARCHITECTURE.md, out of memory). */
 struct wsmsg *wsmsg_receive(struct wsmsg **partial, struct lws *wsi, const void *in, size_t len, struct loop *loop,
-                            const char *who, enum wsmsg_fault *fault);
+                            size_t limit, const char *who, enum wsmsg_fault *fault);
 
 /* Ends a client WebSocket that sent a text message that is not UTF-8: close
  * 1007 (invalid payload data), as RFC 6455 asks of the receiving side. The

@@ -238,10 +238,37 @@ static void test_hub_methods(void)
     unlink(path);
 }
 
+/* Connection limits and the per-direction message sizes: defaults, values, errors. */
+static void test_limits(void)
+{
+    struct relay_config cfg;
+    char err[512] = "";
+    char *none[] = { "relay" };
+    CHECK_EQ_INT(parse(&cfg, err, sizeof err, 1, none), CONFIG_OK);
+    CHECK_EQ_INT(cfg.max_connections, 10000);
+    CHECK_EQ_INT(cfg.max_connections_per_address, 0);
+    CHECK_EQ_INT(config_client_message_limit(&cfg), 4u << 20);
+    CHECK_EQ_INT(config_hub_message_limit(&cfg), 4u << 20);
+    config_free(&cfg);
+    char *set[] = { "relay", "--max-connections", "0", "--max-connections-per-address", "50", "--max-message-size", "1M",
+                    "--max-client-message-size", "32K" };
+    CHECK_EQ_INT(parse(&cfg, err, sizeof err, 9, set), CONFIG_OK);
+    CHECK_EQ_INT(cfg.max_connections, 0);
+    CHECK_EQ_INT(cfg.max_connections_per_address, 50);
+    CHECK_EQ_INT(config_client_message_limit(&cfg), 32u << 10);
+    CHECK_EQ_INT(config_hub_message_limit(&cfg), 1u << 20);
+    config_free(&cfg);
+    expect_error("whole number from 0", 3, (char *[]){ "relay", "--max-connections", "-1" });
+    expect_error("whole number from 0", 3, (char *[]){ "relay", "--max-connections-per-address", "12x" });
+    expect_error("whole number from 0", 3, (char *[]){ "relay", "--max-connections", "20000000" });
+    expect_error("--max-hub-message-size wants a size", 3, (char *[]){ "relay", "--max-hub-message-size", "12" });
+}
+
 int main(void)
 {
     test_hub_methods();
     test_defaults_and_hubs();
+    test_limits();
     test_errors();
     test_config_file();
     test_service_keys();
