@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "containers/buf.h"
+#include "relay/clock.h"
 #include "relay/log.h"
 #include "relay/wsi_role.h"
 
@@ -81,8 +82,34 @@ bool backends_init(struct backends *b, struct loop *loop)
     return true;
 }
 
+bool backends_start_resolver(struct backends *b)
+{
+    if (!b->loop->ev) {
+        log_warn("backend: no libev loop: backend host names are resolved by lws, on the loop");
+        return true;
+    }
+    struct resolver_config rc = {
+        .servers = b->loop->cfg->dns_servers,
+        .resolv_conf = b->loop->cfg->resolv_conf,
+        .family = AF_INET, /* the lws context has IPv6 off */
+    };
+    char err[256];
+    b->resolver = resolver_create(b->loop->ev, &rc, err, sizeof err);
+    if (!b->resolver)
+        log_error("backend: cannot start the DNS resolver: %s", err);
+    return b->resolver != NULL;
+}
+
+void backends_stop_resolver(struct backends *b)
+{
+    struct resolver *r = b->resolver;
+    b->resolver = NULL;
+    resolver_destroy(r);
+}
+
 void backends_free(struct backends *b)
 {
+    backends_stop_resolver(b);
     for (unsigned i = 0; i < b->source_count; i++)
         free(b->sources[i]);
     free(b->sources);
@@ -128,13 +155,22 @@ static bool build_path(struct buf *path, const struct hub_route *route, const ch
 }
 
 /* The head of both kinds of backend connection: the tag lws' opaque user
- * data is recognised by, the wsi, the headers to send, and what happened
- * inside lws_client_connect_via_info. */
+ * data is recognised by, the wsi, the headers to send, what is needed to
+ * connect once the backend's host name is resolved, the deadline for the
+ * backend's answer, and what happened inside lws_client_connect_via_info. */
 struct backend_conn {
     enum wsi_role role;               /* WSI_ROLE_BACKEND_NEGOTIATE or WSI_ROLE_BACKEND_LINK */
     struct loop *loop;
+    struct backends *backends;
     struct lws *wsi;
     struct forwarded fwd;
+    const struct hub_route *route;
+    char *path;                       /* owned until the connection is started */
+    const char *method;               /* "POST" (negotiate) or NULL (WebSocket) */
+    const char *protocol_name;
+    struct resolver_request dns;      /* pending while the host name is looked up */
+    struct timer_entry deadline;      /* --backend-timeout, when the starter asked for one */
+    unsigned timeout_ms;
     bool connecting;                  /* inside lws_client_connect_via_info */
     bool failed_while_connecting;     /* lws reported a connection error meanwhile */
     bool destroyed_while_connecting;  /* ... and destroyed the wsi too (e.g. at the descriptor limit) */
@@ -146,40 +182,92 @@ enum conn_start {
     CONN_FAILED_LWS_FREES, /* lws still holds the wsi: its WSI_DESTROY frees the object */
 };
 
-/* Starts the lws client connection for c. lws may fail inside the call and
- * even destroy the new wsi there (at the descriptor limit it does): the
- * callbacks it runs meanwhile only take note (connecting is set), so the
- * object stays the caller's until this returns. */
+static void conn_resolved(struct resolver_request *req, const struct resolver_result *result);
+static void conn_deadline(struct timer_entry *e);
+
+/* What every free of a connection object does first. */
+static void conn_release(struct backend_conn *c)
+{
+    resolver_cancel(&c->dns);
+    timer_cancel(&c->deadline);
+    forwarded_free(&c->fwd);
+    free(c->path);
+    c->path = NULL;
+}
+
+/* Starts the lws client connection for c to `address` (numeric once
+ * resolved). lws may fail inside the call and even destroy the new wsi there
+ * (at the descriptor limit it does): the callbacks it runs meanwhile only
+ * take note (connecting is set), so the object stays the caller's until this
+ * returns. */
+static enum conn_start conn_connect(struct backend_conn *c, const char *address)
+{
+    struct lws_client_connect_info info;
+    char host[300];
+    connect_info_init(&info, c->backends, c->route, c->path, host, sizeof host, &c->fwd, c->method == NULL);
+    info.address = address;
+    info.ssl_connection |= LCCSCF_HTTP_NO_FOLLOW_REDIRECT;
+    info.method = c->method;
+    info.local_protocol_name = c->protocol_name;
+    info.opaque_user_data = c;
+    info.pwsi = &c->wsi;
+    c->connecting = true;
+    struct lws *wsi = lws_client_connect_via_info(&info);
+    c->connecting = false;
+    free(c->path);
+    c->path = NULL;
+    if (wsi && !c->failed_while_connecting && !c->destroyed_while_connecting)
+        return CONN_STARTED;
+    log_warn("backend: cannot start %s to %s", c->method ? "negotiate" : "WebSocket", c->route->backend_url);
+    if (!wsi || c->destroyed_while_connecting) {
+        c->wsi = NULL;
+        return CONN_FAILED_FREE_NOW;
+    }
+    return CONN_FAILED_LWS_FREES;
+}
+
+/* Prepares c and resolves the backend's host name: connects at once when the
+ * address is known (numeric, localhost, cached), else once the resolver
+ * answers (CONN_STARTED meanwhile, with no wsi yet). */
 static enum conn_start conn_start(struct backend_conn *c, struct backends *b, const struct backend_params *params,
                                   const char *suffix, const char *first_arg, const char *method,
                                   const char *protocol_name)
 {
     c->loop = b->loop;
+    c->backends = b;
+    c->route = params->route;
+    c->method = method;
+    c->protocol_name = protocol_name;
+    resolver_request_init(&c->dns, conn_resolved);
+    timer_entry_init(&c->deadline, conn_deadline);
     struct buf path;
     buf_init(&path);
     if (!forwarded_copy(&c->fwd, params) || !build_path(&path, params->route, suffix, first_arg, params->query)) {
         buf_free(&path);
         return CONN_FAILED_FREE_NOW;
     }
-    struct lws_client_connect_info info;
-    char host[300];
-    connect_info_init(&info, b, params->route, path.data, host, sizeof host, &c->fwd, method == NULL);
-    info.method = method;
-    info.local_protocol_name = protocol_name;
-    info.opaque_user_data = c;
-    info.pwsi = &c->wsi;
-    c->connecting = true;
-    struct lws *wsi = lws_client_connect_via_info(&info);
-    c->connecting = false;
-    buf_free(&path);
-    if (wsi && !c->failed_while_connecting && !c->destroyed_while_connecting)
+    c->path = path.data; /* now c's */
+    if (!b->resolver)
+        return conn_connect(c, params->route->backend_host);
+    struct resolver_result res;
+    if (resolver_resolve(b->resolver, params->route->backend_host, &c->dns, &res) == RESOLVER_PENDING) {
+        if (params->timeout_ms) {
+            c->timeout_ms = params->timeout_ms;
+            loop_timer_schedule(c->loop, &c->deadline, clock_now_ms() + params->timeout_ms);
+        }
         return CONN_STARTED;
-    log_warn("backend: cannot start %s to %s", method ? "negotiate" : "WebSocket", params->route->backend_url);
-    if (!wsi || c->destroyed_while_connecting) {
-        c->wsi = NULL;
+    }
+    if (res.status != RESOLVER_OK) {
+        log_warn("backend: cannot resolve '%s' for %s: %s", params->route->backend_host, params->route->backend_url,
+                 res.error ? res.error : resolver_status_text(res.status));
         return CONN_FAILED_FREE_NOW;
     }
-    return CONN_FAILED_LWS_FREES;
+    enum conn_start st = conn_connect(c, res.addr.text);
+    if (st == CONN_STARTED && params->timeout_ms) {
+        c->timeout_ms = params->timeout_ms;
+        loop_timer_schedule(c->loop, &c->deadline, clock_now_ms() + params->timeout_ms);
+    }
+    return st;
 }
 
 /* lws reports the connection over (error or close). Inside conn_start it is
@@ -206,6 +294,58 @@ static bool conn_destroyed(struct backend_conn *c)
     return false;
 }
 
+/* The owner hears `why` (the connection failed before it was of use), by kind. */
+static void conn_report_failure(struct backend_conn *c, const char *why);
+/* Frees a connection object no wsi refers to, by kind. */
+static void conn_free(struct backend_conn *c);
+
+/* Stops waiting for the backend: the owner hears why, and the wsi, if any,
+ * is closed (its close callbacks then find no owner and free the object). */
+static void conn_give_up(struct backend_conn *c, const char *why)
+{
+    conn_report_failure(c, why);
+    if (!c->wsi) {
+        conn_free(c);
+        return;
+    }
+    lws_set_timeout(c->wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
+}
+
+/* The backend's host name is resolved (outside any lws callback: lws is
+ * woken afterwards, as for the wheel's timers). */
+static void conn_resolved(struct resolver_request *req, const struct resolver_result *result)
+{
+    struct backend_conn *c = list_container_of(req, struct backend_conn, dns);
+    struct lws_context *lws = c->loop->lws;
+    char why[400];
+    if (result->status != RESOLVER_OK) {
+        snprintf(why, sizeof why, "cannot resolve the backend host '%s': %s", c->route->backend_host,
+                 result->error ? result->error : resolver_status_text(result->status));
+        log_warn("backend: %s (%s)", why, c->route->backend_url);
+        conn_give_up(c, why);
+    } else {
+        enum conn_start st = conn_connect(c, result->addr.text);
+        if (st == CONN_FAILED_FREE_NOW)
+            conn_give_up(c, "the backend connection could not be started");
+        else if (st == CONN_FAILED_LWS_FREES)
+            conn_report_failure(c, "the backend connection could not be started"); /* its WSI_DESTROY frees it */
+    }
+    if (lws)
+        lws_cancel_service(lws);
+}
+
+/* --backend-timeout passed before the backend answered. */
+static void conn_deadline(struct timer_entry *e)
+{
+    struct backend_conn *c = list_container_of(e, struct backend_conn, deadline);
+    char why[200];
+    snprintf(why, sizeof why, "the backend did not answer within %u s", c->timeout_ms / 1000);
+    log_info("backend: %s %s: %s", c->method ? "negotiate to" : "WebSocket to", c->route->backend_url, why);
+    c->loop->stats.backend_failures++;
+    resolver_cancel(&c->dns);
+    conn_give_up(c, why);
+}
+
 /* ------------------------------------------------------------- negotiate */
 
 struct backend_negotiate {
@@ -218,6 +358,7 @@ struct backend_negotiate {
 
 static void negotiate_deliver(struct backend_negotiate *r, const char *error)
 {
+    timer_cancel(&r->conn.deadline);
     backend_negotiate_cb cb = r->cb;
     r->cb = NULL;
     if (cb)
@@ -226,7 +367,7 @@ static void negotiate_deliver(struct backend_negotiate *r, const char *error)
 
 static void negotiate_free(struct backend_negotiate *r)
 {
-    forwarded_free(&r->conn.fwd);
+    conn_release(&r->conn);
     buf_free(&r->body);
     free(r);
 }
@@ -253,6 +394,11 @@ struct backend_negotiate *backend_negotiate_start(struct backends *b, const stru
 void backend_negotiate_cancel(struct backend_negotiate *r)
 {
     r->cb = NULL;
+    timer_cancel(&r->conn.deadline);
+    if (resolver_request_pending(&r->conn.dns)) { /* no wsi yet */
+        negotiate_free(r);
+        return;
+    }
     /* While the context is being destroyed lws closes every wsi itself; its timer list may
      * already be half torn down, so no lws call here. */
     if (r->conn.wsi && !r->conn.loop->destroying)
@@ -332,7 +478,7 @@ static void backend_link_free(struct backend_link *link)
 {
     msg_queue_clear(&link->out);
     wsmsg_free(link->rx_partial);
-    forwarded_free(&link->conn.fwd);
+    conn_release(&link->conn);
     link->conn.loop->stats.backend_links_active--;
     free(link);
 }
@@ -401,6 +547,11 @@ void backend_link_pause_reading(struct backend_link *link, bool paused)
 void backend_link_close(struct backend_link *link)
 {
     link->ops = NULL;
+    timer_cancel(&link->conn.deadline);
+    if (resolver_request_pending(&link->conn.dns)) { /* no wsi yet */
+        backend_link_free(link);
+        return;
+    }
     if (link->state == BACKEND_LINK_CLOSING)
         return;
     if (link->conn.loop->destroying) { /* lws is closing every wsi itself (see backend_negotiate_cancel) */
@@ -467,6 +618,7 @@ static int link_callback(struct lws *wsi, enum lws_callback_reasons reason, void
     case LWS_CALLBACK_CLIENT_ESTABLISHED:
         /* The headers were for the upgrade request only: an open link holds none of them. */
         forwarded_free(&link->conn.fwd);
+        timer_cancel(&link->conn.deadline);
         if (link->state == BACKEND_LINK_CLOSING)
             return -1;
         link->state = BACKEND_LINK_OPEN;
@@ -506,6 +658,25 @@ static int link_callback(struct lws *wsi, enum lws_callback_reasons reason, void
     default:
         return 0;
     }
+}
+
+static void conn_report_failure(struct backend_conn *c, const char *why)
+{
+    if (c->role == WSI_ROLE_BACKEND_LINK) {
+        struct backend_link *link = (struct backend_link *)c;
+        link_report_closed(link, why);
+        link->state = BACKEND_LINK_CLOSING;
+    } else {
+        negotiate_deliver((struct backend_negotiate *)c, why);
+    }
+}
+
+static void conn_free(struct backend_conn *c)
+{
+    if (c->role == WSI_ROLE_BACKEND_LINK)
+        backend_link_free((struct backend_link *)c);
+    else
+        negotiate_free((struct backend_negotiate *)c);
 }
 
 void backend_wsi_destroyed(void *handle)

@@ -22,6 +22,7 @@
 #include "relay/config.h"
 #include "relay/http.h"
 #include "relay/loop.h"
+#include "relay/resolver.h"
 #include "relay/wsmsg.h"
 
 struct lws_protocols;
@@ -37,10 +38,20 @@ struct backends {
      * whenever the count of addresses is even (each link follows a negotiate). */
     unsigned source_next_negotiate;
     unsigned source_next_link;
+    /* Backend host names are resolved here, off the loop, and cached; NULL
+     * on lws' own poll() loop, where lws resolves them (blocking). */
+    struct resolver *resolver;
 };
 
 /* Parses the configured source addresses. False when out of memory. */
 bool backends_init(struct backends *b, struct loop *loop);
+/* Once the loop has its lws context: creates the resolver (--dns-servers,
+ * --resolv-conf). False after logging why. */
+bool backends_start_resolver(struct backends *b);
+/* Destroys the resolver: connections still waiting for a name fail ("the
+ * resolver is shutting down") and their owners hear it. Before the lws
+ * context goes (the owners' reactions still need it). */
+void backends_stop_resolver(struct backends *b);
 void backends_free(struct backends *b);
 
 /* What a backend request carries from the client. Strings are copied. */
@@ -49,6 +60,10 @@ struct backend_params {
     const char *query;          /* "name=value&..." already encoded, or "" */
     const struct header_list *headers; /* the client's headers to pass on (copied) */
     const char *forwarded_for;  /* value for X-Forwarded-For, or NULL */
+    /* 0, or: the request fails ("the backend did not answer within N s")
+     * unless the negotiate is answered / the WebSocket is open by then,
+     * counting the name lookup. */
+    unsigned timeout_ms;
 };
 
 /* status is the backend's HTTP status (0 if it could not be reached; then

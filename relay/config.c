@@ -89,6 +89,8 @@ void config_free(struct relay_config *cfg)
     free(cfg->legacy_path);
     free(cfg->token_secret);
     free(cfg->backend_source_addresses);
+    free(cfg->dns_servers);
+    free(cfg->resolv_conf);
     memset(cfg, 0, sizeof *cfg);
 }
 
@@ -297,6 +299,14 @@ static enum config_result parse_size(const char *flag, const char *value, size_t
     return parse_size_between(flag, value, out, 1024, 1ull << 31, "1K and 2048M", err, err_len);
 }
 
+static enum config_result set_nonempty(const char *flag, char **field, const char *value, char *err, size_t err_len)
+{
+    if (!*value)
+        return fail(err, err_len, "%s wants a value, got an empty one", flag);
+    replace_string(field, value);
+    return CONFIG_OK;
+}
+
 static enum config_result set_log_level(struct relay_config *cfg, const char *value, char *err,
                                         size_t err_len)
 {
@@ -332,6 +342,8 @@ static enum config_result apply_setting(struct relay_config *cfg, const char *na
                                   "128 and 64K", err, err_len);
     if (strcmp(name, "token-secret") == 0) { replace_string(&cfg->token_secret, value); return CONFIG_OK; }
     if (strcmp(name, "backend-source-addresses") == 0) { replace_string(&cfg->backend_source_addresses, value); return CONFIG_OK; }
+    if (strcmp(name, "dns-servers") == 0) return set_nonempty("--dns-servers", &cfg->dns_servers, value, err, err_len);
+    if (strcmp(name, "resolv-conf") == 0) return set_nonempty("--resolv-conf", &cfg->resolv_conf, value, err, err_len);
     if (strcmp(name, "service-key") == 0) return add_service_key(cfg, value, err, err_len);
     if (strcmp(name, "app-negotiate") == 0) return add_app_negotiate(cfg, value, err, err_len);
     if (strcmp(name, "log-level") == 0) return set_log_level(cfg, value, err, err_len);
@@ -555,7 +567,7 @@ void config_print_help(FILE *out)
 "  --handshake-timeout S     close a client that sent no handshake within S seconds (15)\n"
 "  --negotiate-timeout S     forget a negotiated connection not used within S seconds (15)\n"
 "  --backend-timeout S       answer a negotiate 504 when its backend has not answered within\n"
-"                            S seconds (10)\n"
+"                            S seconds, and fail a backend WebSocket not open by then (10)\n"
 "\n"
 "Limits:\n"
 "  --max-message-size N      largest message accepted in either direction, bytes with\n"
@@ -574,6 +586,10 @@ void config_print_help(FILE *out)
 "  --backend-source-addresses A,B,...\n"
 "                            local addresses to open backend links from, round robin, so\n"
 "                            more than ~28k links can reach one backend (default: the kernel's)\n"
+"  --dns-servers IP[:PORT],...\n"
+"                            DNS servers for backend host names (default: resolv.conf's);\n"
+"                            names are resolved off the event loop and cached for their TTL\n"
+"  --resolv-conf FILE        read FILE instead of /etc/resolv.conf (servers, search, ndots)\n"
 "  --log-level LEVEL         error, warn, info (default) or debug\n"
 "  --help                    this text\n"
 "  --version                 the version\n"

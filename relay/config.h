@@ -34,6 +34,8 @@ struct relay_config {
     size_t cors_origin_count;
     char *token_secret;          /* signs connection tokens; random per process if NULL */
     char *backend_source_addresses; /* comma list of local addresses for backend links, or NULL */
+    char *dns_servers;           /* "IP[:PORT],..." for backend host names, or NULL: resolv.conf's */
+    char *resolv_conf;           /* a resolv.conf to read instead of /etc/resolv.conf, or NULL */
     char **service_keys;         /* service mode's AccessKeys (several: rotation); none = off */
     size_t service_key_count;
 
@@ -45,7 +47,7 @@ struct relay_config {
     unsigned client_timeout_ms;   /* Core client timeout (30 s) */
     unsigned handshake_timeout_ms;/* Core handshake timeout (15 s) */
     unsigned negotiate_ttl_ms;    /* unused negotiate tokens expire (15 s) */
-    unsigned backend_timeout_ms;  /* a backend's answer to a negotiate may take this long (10 s) */
+    unsigned backend_timeout_ms;  /* a backend's answer (negotiate, WebSocket upgrade) may take this long (10 s) */
     size_t max_message_bytes;     /* one hub message / WebSocket message, either direction */
     size_t max_buffered_bytes;    /* queued toward one peer before reading from the other pauses */
     size_t ws_read_buffer_bytes;  /* lws rx buffer per WebSocket: memory per connection, bytes per read */

@@ -192,7 +192,7 @@ int core_negotiate_begin(struct core_negotiations *table, struct lws *wsi, const
     struct header_list headers;
     header_list_capture(&headers, wsi);
     http_forwarded_for(wsi, forwarded_for, sizeof forwarded_for);
-    struct backend_params params = { hub, query.data, &headers, forwarded_for };
+    struct backend_params params = { hub, query.data, &headers, forwarded_for, 0 }; /* timed here: backend_too_slow */
     n->request = backend_negotiate_start(table->backends, &params, backend_negotiated, n);
     header_list_free(&headers);
     buf_free(&query);

@@ -314,6 +314,8 @@ int relay_start(struct relay *relay, const struct relay_config *cfg)
                   cfg->listen_address, cfg->listen_port);
         return -1;
     }
+    if (!backends_start_resolver(&relay->backends))
+        return -1;
     log_info("relay: listening on http://%s:%d%s", cfg->listen_address, cfg->listen_port, cfg->path_prefix);
     if (cfg->legacy_path[0])
         log_info("relay: legacy ASP.NET SignalR clients at http://%s:%d%s", cfg->listen_address, cfg->listen_port,
@@ -373,6 +375,7 @@ void relay_stop(struct relay *relay)
 
 void relay_destroy(struct relay *relay)
 {
+    backends_stop_resolver(&relay->backends); /* lookups still waiting fail while the context is up */
     legacy_table_free(&relay->legacy);
     loop_destroy(&relay->loop); /* closes every connection through the callbacks */
     if (relay->negotiations.loop)

@@ -1,0 +1,91 @@
+// Backend host names are resolved off the event loop: with a DNS server that answers one name
+// slowly (tests/resolver/dns_server.py, which the relay is pointed at with --dns-servers, since
+// /etc/hosts and /etc/resolv.conf are not the tests' to change), a negotiate for the hub behind that
+// name waits for its answer, and meanwhile a stock client of another hub (another name, answered at
+// once) connects and calls, and /metrics answers. The relay once called the system resolver inside
+// lws' connect, so every client of the process waited for the slow answer. Then the slow name is
+// cached: no more questions reach the server for a second negotiate and a stock client. A client that
+// leaves while its backend's name is being resolved leaves nothing behind.
+import { test, after } from "../../lib/test.mjs";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { startRelay } from "../../lib/process.mjs";
+import {
+    BACKEND_URL, RS, RawClient, connectStock, httpRequest, metrics, pollUntil, stopAll, wsUrl, withTimeout,
+} from "../lib.mjs";
+
+const DNS_SERVER = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../resolver/dns_server.py");
+const SLOW_MS = 3000; // longer than a stock connect takes, even under load; under the resolver's 5 s lookup timeout
+const backendPort = new URL(BACKEND_URL).port;
+
+// dns_server.py on a free port; resolves with { port, questions() , stop() }.
+async function startDns(zone) {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "slow-dns."));
+    const portFile = path.join(dir, "port"), logFile = path.join(dir, "questions.log");
+    const child = spawn("python3", [DNS_SERVER, "--zone", JSON.stringify(zone), "--port-file", portFile,
+        "--log", logFile, "--parent", String(process.pid)], { stdio: "ignore" });
+    const port = await pollUntil(() => (fs.existsSync(portFile) ? Number(fs.readFileSync(portFile, "utf8")) : 0),
+        (p) => p > 0, "the test DNS server's port", 10000);
+    const questions = (name) => (fs.existsSync(logFile) ? fs.readFileSync(logFile, "utf8") : "")
+        .split("\n").filter((l) => l.startsWith(`${name} `)).length;
+    return { port, questions, stop: () => child.kill("SIGTERM") };
+}
+
+const dns = await startDns({
+    "fast.test": { a: ["127.0.0.1"], ttl: 300 },
+    "slow.test": { a: ["127.0.0.1"], ttl: 300, delay_ms: SLOW_MS },
+    "gone.test": { a: ["127.0.0.1"], ttl: 300, never: true },
+});
+after(() => dns.stop());
+
+test("a slow DNS answer for one hub's backend holds up no other client", async () => {
+    const relay = await startRelay(["--dns-servers", `127.0.0.1:${dns.port}`, "--backend-timeout", "60",
+        "--hub", `fast=http://fast.test:${backendPort}/chat`, "--hub", `slow=http://slow.test:${backendPort}/chat`]);
+    const conns = [];
+    try {
+        let slowDone = null;
+        const started = Date.now();
+        const slow = httpRequest("POST", `${relay.url}/slow/negotiate?negotiateVersion=1`, {}, null, 60000)
+            .then((r) => { slowDone = Date.now(); return r; });
+        await pollUntil(() => dns.questions("slow.test"), (n) => n >= 1, "the relay to ask for slow.test");
+        // While that answer is on its way: a whole stock connection to the other hub, a call, /metrics.
+        const { conn } = await connectStock(`${relay.url}/fast/`);
+        conns.push(conn);
+        assert.equal(await withTimeout(conn.invoke("Echo", "meanwhile"), 10000, "Echo"), "meanwhile");
+        assert.equal(typeof (await metrics(relay.url)).sessions_active, "number");
+        assert.equal(slowDone, null, `the slow negotiate finished after ${slowDone - started} ms, before the other client`);
+        const res = await slow;
+        assert.equal(res.status, 200, res.body);
+        assert.ok(slowDone - started >= SLOW_MS - 500, `the slow negotiate answered after ${slowDone - started} ms`);
+        // Cached now: another negotiate and a stock client need no question (c-ares may have
+        // asked more than once for the first answer: it retransmits after its own timeout).
+        const asked = dns.questions("slow.test");
+        assert.equal((await httpRequest("POST", `${relay.url}/slow/negotiate?negotiateVersion=1`)).status, 200);
+        const { conn: slowConn } = await connectStock(`${relay.url}/slow/`);
+        conns.push(slowConn);
+        assert.equal(await slowConn.invoke("Echo", "cached"), "cached");
+        assert.equal(dns.questions("slow.test"), asked, "slow.test asked again although cached");
+    } finally {
+        await stopAll(...conns);
+        await relay.stop();
+    }
+});
+
+test("a client that leaves while its backend's name is resolved leaves nothing behind", async () => {
+    const relay = await startRelay(["--dns-servers", `127.0.0.1:${dns.port}`, "--hub", `gone=http://gone.test:${backendPort}/chat`]);
+    try {
+        const client = await RawClient.connect(wsUrl(relay.url, "gone"));
+        client.sendText(JSON.stringify({ protocol: "json", version: 1 }) + RS);
+        await pollUntil(() => dns.questions("gone.test"), (n) => n >= 1, "the relay to ask for gone.test");
+        assert.equal((await metrics(relay.url)).sessions_active, 1);
+        client.terminate();
+        await pollUntil(() => metrics(relay.url), (m) => m.sessions_active === 0 && m.backend_links_active === 0 &&
+            m.timers_armed === 0, "the session, its pending backend request and their timers gone");
+    } finally {
+        await relay.stop(); // exit 0 and a clean sanitizer log: the cancelled lookup leaked nothing
+    }
+});
