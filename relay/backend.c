@@ -7,344 +7,10 @@
 #include <string.h>
 
 #include "containers/buf.h"
-#include "relay/clock.h"
 #include "relay/log.h"
 #include "relay/wsi_role.h"
 
 #define NEGOTIATE_BODY_LIMIT (64u << 10)
-
-/* ---------------------------------------------------------------- shared */
-
-/* The headers a backend connection sends with its request, owned. */
-struct forwarded {
-    struct header_list headers;
-    char *forwarded_for;
-};
-
-static bool forwarded_copy(struct forwarded *f, const struct backend_params *p)
-{
-    bool ok = true;
-    if (p->headers)
-        ok = header_list_copy(&f->headers, p->headers);
-    else
-        buf_init(&f->headers.pairs);
-    f->forwarded_for = p->forwarded_for ? strdup(p->forwarded_for) : NULL;
-    return ok && (!p->forwarded_for || f->forwarded_for);
-}
-
-/* Safe to call twice. */
-static void forwarded_free(struct forwarded *f)
-{
-    header_list_free(&f->headers);
-    free(f->forwarded_for);
-    f->forwarded_for = NULL;
-}
-
-/* Adds the forwarded headers while lws builds the request. lws writes Origin
- * itself from the connect info, so it is skipped here. */
-static int append_forwarded_headers(struct lws *wsi, const struct forwarded *f, void *in, size_t len)
-{
-    unsigned char **p = (unsigned char **)in, *end = (*p) + len;
-    const char *name = f->headers.pairs.data, *stop = name + f->headers.pairs.len;
-    while (name && name < stop) {
-        const char *value = name + strlen(name) + 1;
-        if (strcmp(name, "origin:") != 0 &&
-            lws_add_http_header_by_name(wsi, (const unsigned char *)name, (const unsigned char *)value,
-                                        (int)strlen(value), p, end))
-            return -1;
-        name = value + strlen(value) + 1;
-    }
-    if (f->forwarded_for &&
-        lws_add_http_header_by_name(wsi, (const unsigned char *)"x-forwarded-for:",
-                                    (const unsigned char *)f->forwarded_for, (int)strlen(f->forwarded_for), p, end))
-        return -1;
-    return 0;
-}
-
-bool backends_init(struct backends *b, struct loop *loop)
-{
-    memset(b, 0, sizeof *b);
-    b->loop = loop;
-    const char *list = loop->cfg->backend_source_addresses;
-    for (const char *p = list ? list : ""; *p;) {
-        size_t n = strcspn(p, ",");
-        if (n > 0) {
-            char **grown = realloc(b->sources, (b->source_count + 1) * sizeof *grown);
-            if (!grown)
-                return false;
-            b->sources = grown;
-            if (!(b->sources[b->source_count] = strndup(p, n)))
-                return false;
-            b->source_count++;
-        }
-        p += n + (p[n] == ',');
-    }
-    return true;
-}
-
-bool backends_start_resolver(struct backends *b)
-{
-    if (!b->loop->ev) {
-        log_warn("backend: no libev loop: backend host names are resolved by lws, on the loop");
-        return true;
-    }
-    struct resolver_config rc = {
-        .servers = b->loop->cfg->dns_servers,
-        .resolv_conf = b->loop->cfg->resolv_conf,
-        .family = AF_INET, /* the lws context has IPv6 off */
-    };
-    char err[256];
-    b->resolver = resolver_create(b->loop->ev, &rc, err, sizeof err);
-    if (!b->resolver)
-        log_error("backend: cannot start the DNS resolver: %s", err);
-    return b->resolver != NULL;
-}
-
-void backends_stop_resolver(struct backends *b)
-{
-    struct resolver *r = b->resolver;
-    b->resolver = NULL;
-    resolver_destroy(r);
-}
-
-void backends_free(struct backends *b)
-{
-    backends_stop_resolver(b);
-    for (unsigned i = 0; i < b->source_count; i++)
-        free(b->sources[i]);
-    free(b->sources);
-    b->sources = NULL;
-    b->source_count = 0;
-}
-
-/* The next local address to bind to, or NULL for the kernel's choice. */
-static const char *next_source(struct backends *b, bool link)
-{
-    unsigned *next = link ? &b->source_next_link : &b->source_next_negotiate;
-    return b->source_count ? b->sources[(*next)++ % b->source_count] : NULL;
-}
-
-/* Fills the lws connect info shared by both kinds of request. */
-static void connect_info_init(struct lws_client_connect_info *info, struct backends *b,
-                              const struct hub_route *route, const char *path, char *host_header,
-                              size_t host_len, const struct forwarded *fwd, bool link)
-{
-    memset(info, 0, sizeof *info);
-    info->context = b->loop->lws;
-    info->vhost = b->loop->vhost;
-    info->address = route->backend_host;
-    info->port = route->backend_port;
-    info->ssl_connection = route->backend_tls ? LCCSCF_USE_SSL : 0;
-    info->path = path;
-    snprintf(host_header, host_len, "%s:%d", route->backend_host, route->backend_port);
-    info->host = host_header;
-    const char *origin = header_list_get(&fwd->headers, "origin:");
-    info->origin = origin ? origin : host_header;
-    info->iface = next_source(b, link);
-    info->retry_and_idle_policy = &loop_lws_retry_policy;
-    info->ietf_version_or_minus_one = -1;
-}
-
-static bool build_path(struct buf *path, const struct hub_route *route, const char *suffix,
-                       const char *first_arg, const char *query)
-{
-    bool more = query && *query;
-    return buf_append_cstr(path, route->backend_path) && buf_append_cstr(path, suffix) &&
-           buf_append_byte(path, '?') && buf_append_cstr(path, first_arg) &&
-           (!more || (buf_append_byte(path, '&') && buf_append_cstr(path, query))) && buf_append_byte(path, '\0');
-}
-
-/* The head of both kinds of backend connection: the tag lws' opaque user
- * data is recognised by, the wsi, the headers to send, what is needed to
- * connect once the backend's host name is resolved, the deadline for the
- * backend's answer, and what happened inside lws_client_connect_via_info. */
-struct backend_conn {
-    enum wsi_role role;               /* WSI_ROLE_BACKEND_NEGOTIATE or WSI_ROLE_BACKEND_LINK */
-    struct loop *loop;
-    struct backends *backends;
-    struct lws *wsi;
-    struct forwarded fwd;
-    const struct hub_route *route;
-    char *path;                       /* owned until the connection is started */
-    const char *method;               /* "POST" (negotiate) or NULL (WebSocket) */
-    const char *protocol_name;
-    struct resolver_request dns;      /* pending while the host name is looked up */
-    struct timer_entry deadline;      /* --backend-timeout, when the starter asked for one */
-    unsigned timeout_ms;
-    bool connecting;                  /* inside lws_client_connect_via_info */
-    bool failed_while_connecting;     /* lws reported a connection error meanwhile */
-    bool destroyed_while_connecting;  /* ... and destroyed the wsi too (e.g. at the descriptor limit) */
-};
-
-enum conn_start {
-    CONN_STARTED,
-    CONN_FAILED_FREE_NOW,  /* no wsi is left: the caller frees its object */
-    CONN_FAILED_LWS_FREES, /* lws still holds the wsi: its WSI_DESTROY frees the object */
-};
-
-static void conn_resolved(struct resolver_request *req, const struct resolver_result *result);
-static void conn_deadline(struct timer_entry *e);
-
-/* What every free of a connection object does first. */
-static void conn_release(struct backend_conn *c)
-{
-    resolver_cancel(&c->dns);
-    timer_cancel(&c->deadline);
-    forwarded_free(&c->fwd);
-    free(c->path);
-    c->path = NULL;
-}
-
-/* Starts the lws client connection for c to `address` (numeric once
- * resolved). lws may fail inside the call and even destroy the new wsi there
- * (at the descriptor limit it does): the callbacks it runs meanwhile only
- * take note (connecting is set), so the object stays the caller's until this
- * returns. */
-static enum conn_start conn_connect(struct backend_conn *c, const char *address)
-{
-    struct lws_client_connect_info info;
-    char host[300];
-    connect_info_init(&info, c->backends, c->route, c->path, host, sizeof host, &c->fwd, c->method == NULL);
-    info.address = address;
-    info.ssl_connection |= LCCSCF_HTTP_NO_FOLLOW_REDIRECT;
-    info.method = c->method;
-    info.local_protocol_name = c->protocol_name;
-    info.opaque_user_data = c;
-    info.pwsi = &c->wsi;
-    c->connecting = true;
-    struct lws *wsi = lws_client_connect_via_info(&info);
-    c->connecting = false;
-    free(c->path);
-    c->path = NULL;
-    if (wsi && !c->failed_while_connecting && !c->destroyed_while_connecting)
-        return CONN_STARTED;
-    log_warn("backend: cannot start %s to %s", c->method ? "negotiate" : "WebSocket", c->route->backend_url);
-    if (!wsi || c->destroyed_while_connecting) {
-        c->wsi = NULL;
-        return CONN_FAILED_FREE_NOW;
-    }
-    return CONN_FAILED_LWS_FREES;
-}
-
-/* Prepares c and resolves the backend's host name: connects at once when the
- * address is known (numeric, localhost, cached), else once the resolver
- * answers (CONN_STARTED meanwhile, with no wsi yet). */
-static enum conn_start conn_start(struct backend_conn *c, struct backends *b, const struct backend_params *params,
-                                  const char *suffix, const char *first_arg, const char *method,
-                                  const char *protocol_name)
-{
-    c->loop = b->loop;
-    c->backends = b;
-    c->route = params->route;
-    c->method = method;
-    c->protocol_name = protocol_name;
-    resolver_request_init(&c->dns, conn_resolved);
-    timer_entry_init(&c->deadline, conn_deadline);
-    struct buf path;
-    buf_init(&path);
-    if (!forwarded_copy(&c->fwd, params) || !build_path(&path, params->route, suffix, first_arg, params->query)) {
-        buf_free(&path);
-        return CONN_FAILED_FREE_NOW;
-    }
-    c->path = path.data; /* now c's */
-    if (!b->resolver)
-        return conn_connect(c, params->route->backend_host);
-    struct resolver_result res;
-    if (resolver_resolve(b->resolver, params->route->backend_host, &c->dns, &res) == RESOLVER_PENDING) {
-        if (params->timeout_ms) {
-            c->timeout_ms = params->timeout_ms;
-            loop_timer_schedule(c->loop, &c->deadline, clock_now_ms() + params->timeout_ms);
-        }
-        return CONN_STARTED;
-    }
-    if (res.status != RESOLVER_OK) {
-        log_warn("backend: cannot resolve '%s' for %s: %s", params->route->backend_host, params->route->backend_url,
-                 res.error ? res.error : resolver_status_text(res.status));
-        return CONN_FAILED_FREE_NOW;
-    }
-    enum conn_start st = conn_connect(c, res.addr.text);
-    if (st == CONN_STARTED && params->timeout_ms) {
-        c->timeout_ms = params->timeout_ms;
-        loop_timer_schedule(c->loop, &c->deadline, clock_now_ms() + params->timeout_ms);
-    }
-    return st;
-}
-
-/* lws reports the connection over (error or close). Inside conn_start it is
- * only noted (the object stays the caller's); otherwise the wsi is detached
- * and the caller reports and frees: true. */
-static bool conn_ended(struct backend_conn *c, struct lws *wsi)
-{
-    c->wsi = NULL;
-    if (c->connecting) {
-        c->failed_while_connecting = true;
-        return false;
-    }
-    lws_set_opaque_user_data(wsi, NULL);
-    return true;
-}
-
-/* lws destroys the wsi: inside conn_start the object is the caller's. */
-static bool conn_destroyed(struct backend_conn *c)
-{
-    c->wsi = NULL;
-    if (!c->connecting)
-        return true;
-    c->destroyed_while_connecting = true;
-    return false;
-}
-
-/* The owner hears `why` (the connection failed before it was of use), by kind. */
-static void conn_report_failure(struct backend_conn *c, const char *why);
-/* Frees a connection object no wsi refers to, by kind. */
-static void conn_free(struct backend_conn *c);
-
-/* Stops waiting for the backend: the owner hears why, and the wsi, if any,
- * is closed (its close callbacks then find no owner and free the object). */
-static void conn_give_up(struct backend_conn *c, const char *why)
-{
-    conn_report_failure(c, why);
-    if (!c->wsi) {
-        conn_free(c);
-        return;
-    }
-    lws_set_timeout(c->wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
-}
-
-/* The backend's host name is resolved (outside any lws callback: lws is
- * woken afterwards, as for the wheel's timers). */
-static void conn_resolved(struct resolver_request *req, const struct resolver_result *result)
-{
-    struct backend_conn *c = list_container_of(req, struct backend_conn, dns);
-    struct lws_context *lws = c->loop->lws;
-    char why[400];
-    if (result->status != RESOLVER_OK) {
-        snprintf(why, sizeof why, "cannot resolve the backend host '%s': %s", c->route->backend_host,
-                 result->error ? result->error : resolver_status_text(result->status));
-        log_warn("backend: %s (%s)", why, c->route->backend_url);
-        conn_give_up(c, why);
-    } else {
-        enum conn_start st = conn_connect(c, result->addr.text);
-        if (st == CONN_FAILED_FREE_NOW)
-            conn_give_up(c, "the backend connection could not be started");
-        else if (st == CONN_FAILED_LWS_FREES)
-            conn_report_failure(c, "the backend connection could not be started"); /* its WSI_DESTROY frees it */
-    }
-    if (lws)
-        lws_cancel_service(lws);
-}
-
-/* --backend-timeout passed before the backend answered. */
-static void conn_deadline(struct timer_entry *e)
-{
-    struct backend_conn *c = list_container_of(e, struct backend_conn, deadline);
-    char why[200];
-    snprintf(why, sizeof why, "the backend did not answer within %u s", c->timeout_ms / 1000);
-    log_info("backend: %s %s: %s", c->method ? "negotiate to" : "WebSocket to", c->route->backend_url, why);
-    c->loop->stats.backend_failures++;
-    resolver_cancel(&c->dns);
-    conn_give_up(c, why);
-}
 
 /* ------------------------------------------------------------- negotiate */
 
@@ -367,10 +33,12 @@ static void negotiate_deliver(struct backend_negotiate *r, const char *error)
 
 static void negotiate_free(struct backend_negotiate *r)
 {
-    conn_release(&r->conn);
+    backend_conn_release(&r->conn);
     buf_free(&r->body);
     free(r);
 }
+
+static const struct backend_conn_kind negotiate_kind;
 
 struct backend_negotiate *backend_negotiate_start(struct backends *b, const struct backend_params *params,
                                                   backend_negotiate_cb cb, void *owner)
@@ -379,8 +47,9 @@ struct backend_negotiate *backend_negotiate_start(struct backends *b, const stru
     if (!r)
         return NULL;
     r->conn.role = WSI_ROLE_BACKEND_NEGOTIATE;
+    r->conn.kind = &negotiate_kind;
     buf_init(&r->body);
-    enum conn_start st = conn_start(&r->conn, b, params, "/negotiate", "negotiateVersion=1", "POST",
+    enum conn_start st = backend_conn_start(&r->conn, b, params, "/negotiate", "negotiateVersion=1", "POST",
                                     backend_negotiate_protocol.name);
     if (st == CONN_FAILED_FREE_NOW)
         negotiate_free(r);
@@ -389,6 +58,17 @@ struct backend_negotiate *backend_negotiate_start(struct backends *b, const stru
     r->cb = cb;
     r->owner = owner;
     return r;
+}
+
+void backend_negotiate_pin(const struct backend_negotiate *r, struct backend_pin *pin)
+{
+    *pin = r->conn.pin;
+}
+
+void backend_negotiate_timed_out(struct backend_negotiate *r)
+{
+    backend_conn_failed(&r->conn);
+    backend_negotiate_cancel(r);
 }
 
 void backend_negotiate_cancel(struct backend_negotiate *r)
@@ -417,11 +97,13 @@ static int negotiate_callback(struct lws *wsi, enum lws_callback_reasons reason,
         if (lws_add_http_header_by_name(wsi, (const unsigned char *)"content-length:",
                                         (const unsigned char *)"0", (int)(sizeof "0" - 1), p, end))
             return -1;
-        return append_forwarded_headers(wsi, &r->conn.fwd, in, len);
+        return backend_conn_append_headers(wsi, &r->conn, in, len);
     }
     case LWS_CALLBACK_ESTABLISHED_CLIENT_HTTP:
-        if (r)
+        if (r) {
             r->status = (unsigned)lws_http_client_http_response(wsi);
+            backend_conn_worked(&r->conn);
+        }
         return 0;
     case LWS_CALLBACK_RECEIVE_CLIENT_HTTP: {
         char chunk[LWS_PRE + 4096];
@@ -442,9 +124,18 @@ static int negotiate_callback(struct lws *wsi, enum lws_callback_reasons reason,
         return -1; /* one request per connection: close it */
     case LWS_CALLBACK_CLIENT_CONNECTION_ERROR:
         log_debug("backend: negotiate failed: %s", in ? (const char *)in : "connection error");
+        if (r && r->cb && !r->conn.connecting) {
+            /* Refused: that instance backs off, and another one may take the request. */
+            backend_conn_failed(&r->conn);
+            if (backend_conn_ended(&r->conn, wsi) && backend_conn_retry(&r->conn))
+                return 0;
+            negotiate_deliver(r, in ? (const char *)in : "connection error");
+            negotiate_free(r);
+            return 0;
+        }
         /* fall through */
     case LWS_CALLBACK_CLOSED_CLIENT_HTTP:
-        if (r && conn_ended(&r->conn, wsi)) {
+        if (r && backend_conn_ended(&r->conn, wsi)) {
             negotiate_deliver(r, reason == LWS_CALLBACK_CLOSED_CLIENT_HTTP
                                      ? "backend closed the connection before answering"
                                      : in ? (const char *)in : "connection error");
@@ -478,7 +169,7 @@ static void backend_link_free(struct backend_link *link)
 {
     msg_queue_clear(&link->out);
     wsmsg_free(link->rx_partial);
-    conn_release(&link->conn);
+    backend_conn_release(&link->conn);
     link->conn.loop->stats.backend_links_active--;
     free(link);
 }
@@ -492,6 +183,8 @@ static void link_report_closed(struct backend_link *link, const char *why)
         ops->closed(link->owner, link->state != BACKEND_LINK_CONNECTING, why);
 }
 
+static const struct backend_conn_kind link_kind;
+
 struct backend_link *backend_link_open(struct backends *b, const struct backend_params *params,
                                        const char *backend_token, const struct backend_link_ops *ops,
                                        void *owner)
@@ -502,10 +195,11 @@ struct backend_link *backend_link_open(struct backends *b, const struct backend_
     if (!link)
         return NULL;
     link->conn.role = WSI_ROLE_BACKEND_LINK;
+    link->conn.kind = &link_kind;
     link->conn.loop = b->loop;
     msg_queue_init(&link->out);
     b->loop->stats.backend_links_active++;
-    enum conn_start st = conn_start(&link->conn, b, params, "", id_arg, NULL, backend_link_protocol.name);
+    enum conn_start st = backend_conn_start(&link->conn, b, params, "", id_arg, NULL, backend_link_protocol.name);
     if (st == CONN_FAILED_FREE_NOW)
         backend_link_free(link);
     if (st != CONN_STARTED)
@@ -614,11 +308,11 @@ static int link_callback(struct lws *wsi, enum lws_callback_reasons reason, void
         return 0;
     switch (reason) {
     case LWS_CALLBACK_CLIENT_APPEND_HANDSHAKE_HEADER:
-        return append_forwarded_headers(wsi, &link->conn.fwd, in, len);
+        return backend_conn_append_headers(wsi, &link->conn, in, len);
     case LWS_CALLBACK_CLIENT_ESTABLISHED:
         /* The headers were for the upgrade request only: an open link holds none of them. */
-        forwarded_free(&link->conn.fwd);
-        timer_cancel(&link->conn.deadline);
+        backend_conn_drop_headers(&link->conn);
+        backend_conn_worked(&link->conn);
         if (link->state == BACKEND_LINK_CLOSING)
             return -1;
         link->state = BACKEND_LINK_OPEN;
@@ -633,14 +327,16 @@ static int link_callback(struct lws *wsi, enum lws_callback_reasons reason, void
         return link_writeable(link, wsi);
     case LWS_CALLBACK_CLIENT_CONNECTION_ERROR:
         link->conn.loop->stats.backend_failures++;
-        if (conn_ended(&link->conn, wsi)) {
+        if (link->ops)
+            backend_conn_failed(&link->conn);
+        if (backend_conn_ended(&link->conn, wsi)) {
             log_info("backend: WebSocket connection failed: %s", in ? (const char *)in : "unknown error");
             link_report_closed(link, in ? (const char *)in : "the backend refused the WebSocket connection");
             backend_link_free(link);
         }
         return 0;
     case LWS_CALLBACK_CLIENT_CLOSED:
-        if (conn_ended(&link->conn, wsi)) {
+        if (backend_conn_ended(&link->conn, wsi)) {
             link_report_closed(link, NULL);
             backend_link_free(link);
         }
@@ -650,7 +346,7 @@ static int link_callback(struct lws *wsi, enum lws_callback_reasons reason, void
          * backend_link_close because the client's handshake was refused
          * meanwhile) ends as an HTTP client: lws sends neither CLIENT_CLOSED
          * nor CONNECTION_ERROR, and without this the link leaked. */
-        if (conn_ended(&link->conn, wsi)) {
+        if (backend_conn_ended(&link->conn, wsi)) {
             link_report_closed(link, "the backend connection closed before the WebSocket was open");
             backend_link_free(link);
         }
@@ -660,37 +356,44 @@ static int link_callback(struct lws *wsi, enum lws_callback_reasons reason, void
     }
 }
 
-static void conn_report_failure(struct backend_conn *c, const char *why)
+static void negotiate_kind_report(struct backend_conn *c, const char *why)
 {
-    if (c->role == WSI_ROLE_BACKEND_LINK) {
-        struct backend_link *link = (struct backend_link *)c;
-        link_report_closed(link, why);
-        link->state = BACKEND_LINK_CLOSING;
-    } else {
-        negotiate_deliver((struct backend_negotiate *)c, why);
-    }
+    negotiate_deliver((struct backend_negotiate *)c, why);
 }
 
-static void conn_free(struct backend_conn *c)
+static void negotiate_kind_free(struct backend_conn *c)
 {
-    if (c->role == WSI_ROLE_BACKEND_LINK)
-        backend_link_free((struct backend_link *)c);
-    else
-        negotiate_free((struct backend_negotiate *)c);
+    negotiate_free((struct backend_negotiate *)c);
 }
+
+static const struct backend_conn_kind negotiate_kind = { negotiate_kind_report, negotiate_kind_free };
+
+static void link_kind_report(struct backend_conn *c, const char *why)
+{
+    struct backend_link *link = (struct backend_link *)c;
+    link_report_closed(link, why);
+    link->state = BACKEND_LINK_CLOSING;
+}
+
+static void link_kind_free(struct backend_conn *c)
+{
+    backend_link_free((struct backend_link *)c);
+}
+
+static const struct backend_conn_kind link_kind = { link_kind_report, link_kind_free };
 
 void backend_wsi_destroyed(void *handle)
 {
     struct backend_conn *c = handle;
-    if (!conn_destroyed(c))
+    if (!backend_conn_destroyed(c))
         return; /* inside conn_start: the caller frees it */
     if (c->role == WSI_ROLE_BACKEND_LINK) {
         struct backend_link *link = handle;
-        link_report_closed(link, "the relay is shutting down");
+        link_report_closed(link, c->destroy_text);
         backend_link_free(link);
     } else if (c->role == WSI_ROLE_BACKEND_NEGOTIATE) {
         struct backend_negotiate *r = handle;
-        negotiate_deliver(r, "the relay is shutting down");
+        negotiate_deliver(r, c->destroy_text);
         negotiate_free(r);
     }
 }

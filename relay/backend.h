@@ -19,52 +19,13 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "relay/backend_conn.h"
 #include "relay/config.h"
 #include "relay/http.h"
 #include "relay/loop.h"
-#include "relay/resolver.h"
 #include "relay/wsmsg.h"
 
 struct lws_protocols;
-
-/* The relay's client side toward backends: the loop its connections run on
- * and the local addresses they bind to in turn (--backend-source). */
-struct backends {
-    struct loop *loop;
-    char **sources;
-    unsigned source_count;
-    /* Negotiate requests and links take the addresses in turn, each kind on its
-     * own count: one count for both would give every link the same address
-     * whenever the count of addresses is even (each link follows a negotiate). */
-    unsigned source_next_negotiate;
-    unsigned source_next_link;
-    /* Backend host names are resolved here, off the loop, and cached; NULL
-     * on lws' own poll() loop, where lws resolves them (blocking). */
-    struct resolver *resolver;
-};
-
-/* Parses the configured source addresses. False when out of memory. */
-bool backends_init(struct backends *b, struct loop *loop);
-/* Once the loop has its lws context: creates the resolver (--dns-servers,
- * --resolv-conf). False after logging why. */
-bool backends_start_resolver(struct backends *b);
-/* Destroys the resolver: connections still waiting for a name fail ("the
- * resolver is shutting down") and their owners hear it. Before the lws
- * context goes (the owners' reactions still need it). */
-void backends_stop_resolver(struct backends *b);
-void backends_free(struct backends *b);
-
-/* What a backend request carries from the client. Strings are copied. */
-struct backend_params {
-    const struct hub_route *route;
-    const char *query;          /* "name=value&..." already encoded, or "" */
-    const struct header_list *headers; /* the client's headers to pass on (copied) */
-    const char *forwarded_for;  /* value for X-Forwarded-For, or NULL */
-    /* 0, or: the request fails ("the backend did not answer within N s")
-     * unless the negotiate is answered / the WebSocket is open by then,
-     * counting the name lookup. */
-    unsigned timeout_ms;
-};
 
 /* status is the backend's HTTP status (0 if it could not be reached; then
  * error says why). body is valid only during the call. */
@@ -80,6 +41,11 @@ struct backend_negotiate *backend_negotiate_start(struct backends *b, const stru
                                                   backend_negotiate_cb cb, void *owner);
 /* The owner loses interest: no callback will follow. */
 void backend_negotiate_cancel(struct backend_negotiate *request);
+/* The same, because the backend took too long: its instance backs off. */
+void backend_negotiate_timed_out(struct backend_negotiate *request);
+/* Where the request went (valid in the callback): a link opened with this pin reaches the
+ * backend process that answered. */
+void backend_negotiate_pin(const struct backend_negotiate *request, struct backend_pin *pin);
 
 struct backend_link_ops {
     void (*opened)(void *owner);

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "containers/buf.h"
 #include "relay/log.h"
 
 #define RELAY_VERSION "0.1.0"
@@ -65,12 +66,20 @@ void config_init(struct relay_config *cfg)
     cfg->log_level = LOG_INFO;
 }
 
+static void backend_target_free(struct backend_target *t)
+{
+    free(t->url);
+    free(t->host);
+    free(t->path);
+}
+
 static void hub_route_free(struct hub_route *h)
 {
     free(h->name);
     free(h->backend_url);
-    free(h->backend_host);
-    free(h->backend_path);
+    for (size_t i = 0; i < h->target_count; i++)
+        backend_target_free(&h->targets[i]);
+    free(h->targets);
 }
 
 void config_free(struct relay_config *cfg)
@@ -94,15 +103,16 @@ void config_free(struct relay_config *cfg)
     memset(cfg, 0, sizeof *cfg);
 }
 
-/* "http://host[:port]/path" (also https, ws, wss) into the route's fields. */
-static enum config_result parse_backend_url(struct hub_route *h, const char *url, char *err,
+/* "http://host[:port]/path" (also https, ws, wss) into t. */
+static enum config_result parse_backend_url(struct backend_target *h, const char *url, char *err,
                                             size_t err_len)
 {
     const char *rest;
+    h->url = dup_or_die(url);
     if (STARTS_WITH_NOCASE(url, "http://") || STARTS_WITH_NOCASE(url, "ws://")) {
-        h->backend_tls = false;
+        h->tls = false;
     } else if (STARTS_WITH_NOCASE(url, "https://") || STARTS_WITH_NOCASE(url, "wss://")) {
-        h->backend_tls = true;
+        h->tls = true;
     } else {
         return fail(err, err_len, "backend URL '%s' must start with http://, https://, ws:// or wss://", url);
     }
@@ -110,16 +120,16 @@ static enum config_result parse_backend_url(struct hub_route *h, const char *url
     size_t host_len = strcspn(rest, ":/?#");
     if (host_len == 0)
         return fail(err, err_len, "backend URL '%s' has no host", url);
-    h->backend_host = strndup(rest, host_len);
+    h->host = strndup(rest, host_len);
     rest += host_len;
-    h->backend_port = h->backend_tls ? 443 : 80;
+    h->port = h->tls ? 443 : 80;
     if (*rest == ':') {
         char *end;
         errno = 0;
         long port = strtol(rest + 1, &end, 10);
         if (errno || end == rest + 1 || port < 1 || port > 65535)
             return fail(err, err_len, "backend URL '%s' has a bad port", url);
-        h->backend_port = (int)port;
+        h->port = (int)port;
         rest = end;
     }
     if (*rest == '?' || *rest == '#')
@@ -129,12 +139,50 @@ static enum config_result parse_backend_url(struct hub_route *h, const char *url
         path_len--;
     if (path_len == 0)
         return fail(err, err_len, "backend URL '%s' has no hub path (e.g. http://127.0.0.1:5000/chat)", url);
-    h->backend_path = strndup(rest, path_len);
-    if (!h->backend_host || !h->backend_path) {
+    h->path = strndup(rest, path_len);
+    if (!h->host || !h->path) {
         fprintf(stderr, "signalr-relay: out of memory\n");
         exit(1);
     }
     return CONFIG_OK;
+}
+
+/* "URL1,URL2,..." (spaces around each allowed) into the route's targets. */
+static enum config_result parse_backend_list(struct hub_route *h, const char *list, char *err, size_t err_len)
+{
+    for (const char *p = list;;) {
+        size_t n = strcspn(p, ",");
+        while (n > 0 && (*p == ' ' || *p == '\t')) {
+            p++;
+            n--;
+        }
+        while (n > 0 && (p[n - 1] == ' ' || p[n - 1] == '\t'))
+            n--;
+        if (n == 0)
+            return fail(err, err_len, "hub '%s': empty backend URL in '%s'", h->name, list);
+        struct backend_target *grown = realloc(h->targets, (h->target_count + 1) * sizeof *grown);
+        char *one = strndup(p, n);
+        if (!grown || !one) {
+            free(one);
+            if (grown)
+                h->targets = grown;
+            return fail(err, err_len, "out of memory");
+        }
+        h->targets = grown;
+        struct backend_target *t = &h->targets[h->target_count++];
+        memset(t, 0, sizeof *t);
+        enum config_result r = parse_backend_url(t, one, err, err_len);
+        free(one);
+        if (r != CONFIG_OK)
+            return r;
+        for (size_t i = 0; i + 1 < h->target_count; i++)
+            if (strcasecmp(h->targets[i].url, t->url) == 0)
+                return fail(err, err_len, "hub '%s': backend URL '%s' is listed twice", h->name, t->url);
+        p += strcspn(p, ",");
+        if (!*p)
+            return CONFIG_OK;
+        p++;
+    }
 }
 
 static bool hub_name_is_valid(const char *name, size_t len)
@@ -161,7 +209,7 @@ static enum config_result add_hub(struct relay_config *cfg, const char *name, si
     struct hub_route route = { 0 };
     route.name = strndup(name, name_len);
     route.backend_url = dup_or_die(url);
-    if (!route.name || parse_backend_url(&route, url, err, err_len) != CONFIG_OK) {
+    if (!route.name || parse_backend_list(&route, url, err, err_len) != CONFIG_OK) {
         hub_route_free(&route);
         return CONFIG_ERROR;
     }
@@ -192,7 +240,7 @@ enum config_result config_add_hub(struct relay_config *cfg, const char *spec, ch
 {
     const char *eq = strchr(spec, '=');
     if (!eq)
-        return fail(err, err_len, "--hub wants NAME=BACKEND_URL, got '%s'", spec);
+        return fail(err, err_len, "--hub wants NAME=BACKEND_URL[,BACKEND_URL...], got '%s'", spec);
     return add_hub(cfg, spec, (size_t)(eq - spec), eq + 1, err, err_len);
 }
 
@@ -418,9 +466,28 @@ static char *read_whole_file(const char *path, size_t *len)
 static enum config_result add_hub_member(struct relay_config *cfg, const cJSON *h, const char *path, char *err,
                                          size_t err_len)
 {
-    if (!cJSON_IsString(h))
-        return fail(err, err_len, "%s: hub \"%s\" must map to a URL string", path, h->string);
-    return add_hub(cfg, h->string, strlen(h->string), h->valuestring, err, err_len);
+    if (cJSON_IsString(h))
+        return add_hub(cfg, h->string, strlen(h->string), h->valuestring, err, err_len);
+    if (!cJSON_IsArray(h) || cJSON_GetArraySize(h) == 0)
+        return fail(err, err_len, "%s: hub \"%s\" must map to a URL string or a non-empty list of them", path,
+                    h->string);
+    struct buf list; /* the list form is the comma form */
+    buf_init(&list);
+    const cJSON *u;
+    cJSON_ArrayForEach(u, h) {
+        if (!cJSON_IsString(u) || strchr(u->valuestring, ',')) {
+            buf_free(&list);
+            return fail(err, err_len, "%s: hub \"%s\": each backend must be a URL string", path, h->string);
+        }
+        if ((list.len && !buf_append_byte(&list, ',')) || !buf_append_cstr(&list, u->valuestring)) {
+            buf_free(&list);
+            return fail(err, err_len, "out of memory");
+        }
+    }
+    enum config_result r = buf_append_byte(&list, '\0') ? add_hub(cfg, h->string, strlen(h->string), list.data, err, err_len)
+                                                        : fail(err, err_len, "out of memory");
+    buf_free(&list);
+    return r;
 }
 
 static enum config_result add_cors_member(struct relay_config *cfg, const cJSON *o, const char *path, char *err,
@@ -524,11 +591,13 @@ void config_print_help(FILE *out)
 "needs no change.\n"
 "\n"
 "Hubs (at least one is needed, unless service mode is on):\n"
-"  --hub NAME=URL            serve hub NAME at /NAME (case-insensitive) and forward it to\n"
+"  --hub NAME=URL[,URL...]   serve hub NAME at /NAME (case-insensitive) and forward it to\n"
 "                            the ASP.NET Core hub at URL, e.g. chat=http://127.0.0.1:5000/chat.\n"
-"                            Repeatable.\n"
+"                            Several URLs: instances of one hub; each new client goes to the\n"
+"                            one with the fewest connections, one that refuses or times out is\n"
+"                            left out for 2 s (doubling to 30 s). Repeatable.\n"
 "  --config FILE             read settings from a JSON file: the keys are the option names\n"
-"                            below without the dashes, plus \"hubs\": {\"NAME\": \"URL\"} and\n"
+"                            below without the dashes, plus \"hubs\": {\"NAME\": \"URL\" or [\"URL\",...]} and\n"
 "                            \"cors-origins\": [\"https://app.example\"], \"service-keys\": [\"KEY\"].\n"
 "                            Options after --config override the file.\n"
 "\n"

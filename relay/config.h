@@ -11,15 +11,22 @@
 #include <stddef.h>
 #include <stdio.h>
 
+/* One backend instance of a hub: "http://host[:port]/path" taken apart. */
+struct backend_target {
+    char *url;           /* this instance's URL, as configured */
+    bool tls;            /* https:// or wss:// */
+    char *host;          /* host name or address */
+    int port;
+    char *path;          /* with leading '/', no trailing '/' */
+};
+
 /* One hub the relay serves: clients reach it at /<prefix>/<name>, the relay
- * forwards to backend_url. */
+ * forwards to one of its backend instances (--hub NAME=URL1,URL2,...). */
 struct hub_route {
     char *name;          /* as configured; matched case-insensitively */
-    char *backend_url;   /* as configured, e.g. http://127.0.0.1:5000/chat */
-    bool backend_tls;    /* https:// or wss:// */
-    char *backend_host;  /* host name or address */
-    int backend_port;
-    char *backend_path;  /* with leading '/', no trailing '/' */
+    char *backend_url;   /* as configured: the URL, or the comma-separated list */
+    struct backend_target *targets; /* target_count >= 1 of them, in configured order */
+    size_t target_count;
     bool app_negotiate;  /* service mode (--app-negotiate): only negotiate is forwarded, and the
                             app's answer (a redirect to /client/) goes back as it is */
 };

@@ -421,5 +421,6 @@ static void relay_render_metrics(struct relay *relay, struct buf *out)
         (unsigned long long)s->legacy_sessions_active,
         (unsigned long long)s->legacy_negotiations, timer_wheel_armed(&relay->loop.wheel));
     buf_append(out, text, n > 0 ? (size_t)n : 0);
+    backend_pools_render_metrics(&relay->backends.pools, clock_now_ms(), out);
     service_render_metrics(&relay->service, out);
 }
