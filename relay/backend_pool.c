@@ -59,13 +59,11 @@ int backend_pool_pick(struct backend_pool *pool, uint64_t now, uint32_t tried)
         if (best < 0 || in->active < pool->instances[best].active)
             best = (int)i;
     }
+    int best_usable = best;
     /* None usable: the one back soonest is tried all the same, so the client hears the
      * backend's own failure, as with a single backend. */
-    for (size_t i = 0; best < 0 && i < pool->count; i++)
-        if (!(tried & (1u << i)))
-            best = (int)i;
-    for (size_t i = 0; i < pool->count; i++)
-        if (!(tried & (1u << i)) && pool->instances[i].backoff_until < pool->instances[best].backoff_until)
+    for (size_t i = 0; best_usable < 0 && i < pool->count; i++)
+        if (!(tried & (1u << i)) && (best < 0 || pool->instances[i].backoff_until < pool->instances[best].backoff_until))
             best = (int)i;
     if (best >= 0)
         pool->next = (unsigned)(best + 1) % (unsigned)pool->count;
