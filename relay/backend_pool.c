@@ -96,6 +96,14 @@ const char *backend_instance_state(const struct backend_instance *in, uint64_t n
     return usable(in, now) ? "up" : "backoff";
 }
 
+size_t backend_pool_reachable(const struct backend_pool *pool)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < pool->count; i++)
+        n += pool->instances[i].failures_in_row == 0;
+    return n;
+}
+
 size_t backend_pool_usable(const struct backend_pool *pool, uint64_t now)
 {
     size_t n = 0;

@@ -70,6 +70,9 @@ void backend_pool_worked(struct backend_pool *pool, int i);
 
 /* "up" or "backoff". */
 const char *backend_instance_state(const struct backend_instance *in, uint64_t now);
+/* How many instances of the pool are reachable as far as the relay knows: the last connection
+ * to it worked, or none was tried yet. */
+size_t backend_pool_reachable(const struct backend_pool *pool);
 /* How many instances of the pool are usable now. */
 size_t backend_pool_usable(const struct backend_pool *pool, uint64_t now);
 

@@ -99,6 +99,7 @@ void config_free(struct relay_config *cfg)
     free(cfg->token_secret);
     free(cfg->backend_source_addresses);
     free(cfg->dns_servers);
+    free(cfg->admin_address);
     free(cfg->resolv_conf);
     memset(cfg, 0, sizeof *cfg);
 }
@@ -278,21 +279,28 @@ static enum config_result add_service_key(struct relay_config *cfg, const char *
     return CONFIG_OK;
 }
 
-static enum config_result parse_listen(struct relay_config *cfg, const char *value, char *err,
-                                       size_t err_len)
+/* "ADDRESS:PORT" for `flag` into *address (replaced) and *port. */
+static enum config_result parse_address(const char *flag, const char *value, char **address, int *port_out,
+                                        char *err, size_t err_len)
 {
     const char *colon = strrchr(value, ':');
     if (!colon || colon == value)
-        return fail(err, err_len, "--listen wants ADDRESS:PORT (e.g. 127.0.0.1:8080), got '%s'", value);
+        return fail(err, err_len, "%s wants ADDRESS:PORT (e.g. 127.0.0.1:8080), got '%s'", flag, value);
     char *end;
     errno = 0;
     long port = strtol(colon + 1, &end, 10);
     if (errno || *end || end == colon + 1 || port < 0 || port > 65535)
-        return fail(err, err_len, "--listen '%s' has a bad port", value);
-    free(cfg->listen_address);
-    cfg->listen_address = strndup(value, (size_t)(colon - value));
-    cfg->listen_port = (int)port;
-    return cfg->listen_address ? CONFIG_OK : fail(err, err_len, "out of memory");
+        return fail(err, err_len, "%s '%s' has a bad port", flag, value);
+    free(*address);
+    *address = strndup(value, (size_t)(colon - value));
+    *port_out = (int)port;
+    return *address ? CONFIG_OK : fail(err, err_len, "out of memory");
+}
+
+static enum config_result parse_listen(struct relay_config *cfg, const char *value, char *err,
+                                       size_t err_len)
+{
+    return parse_address("--listen", value, &cfg->listen_address, &cfg->listen_port, err, err_len);
 }
 
 /* A path like "/prefix" (no trailing '/'; "" allowed when may_be_empty). */
@@ -390,6 +398,8 @@ static enum config_result apply_setting(struct relay_config *cfg, const char *na
                                   "128 and 64K", err, err_len);
     if (strcmp(name, "token-secret") == 0) { replace_string(&cfg->token_secret, value); return CONFIG_OK; }
     if (strcmp(name, "backend-source-addresses") == 0) { replace_string(&cfg->backend_source_addresses, value); return CONFIG_OK; }
+    if (strcmp(name, "admin-listen") == 0)
+        return parse_address("--admin-listen", value, &cfg->admin_address, &cfg->admin_port, err, err_len);
     if (strcmp(name, "dns-servers") == 0) return set_nonempty("--dns-servers", &cfg->dns_servers, value, err, err_len);
     if (strcmp(name, "resolv-conf") == 0) return set_nonempty("--resolv-conf", &cfg->resolv_conf, value, err, err_len);
     if (strcmp(name, "service-key") == 0) return add_service_key(cfg, value, err, err_len);
@@ -659,13 +669,16 @@ void config_print_help(FILE *out)
 "                            DNS servers for backend host names (default: resolv.conf's);\n"
 "                            names are resolved off the event loop and cached for their TTL\n"
 "  --resolv-conf FILE        read FILE instead of /etc/resolv.conf (servers, search, ndots)\n"
+"  --admin-listen ADDRESS:PORT\n"
+"                            serve /healthz, /readyz and /metrics there, and no longer on the\n"
+"                            public port (default: off, they are served on the public port)\n"
 "  --log-level LEVEL         error, warn, info (default) or debug\n"
 "  --help                    this text\n"
 "  --version                 the version\n"
 "\n"
 "Endpoints: POST /NAME/negotiate (negotiateVersion 0 and 1), GET /NAME with a WebSocket\n"
 "upgrade (JSON and MessagePack hub protocols), the legacy endpoint (negotiate, connect,\n"
-"reconnect, start, abort, ping over WebSockets), GET /metrics. Server-Sent Events and long\n"
+"reconnect, start, abort, ping over WebSockets), GET /metrics, /healthz, /readyz. Server-Sent Events and long\n"
 "polling are not served yet, for either kind of client. With --service-key also GET /server/\n"
 "(the apps' WebSockets), POST /client/negotiate (negotiateVersion 1) and GET /client/ with\n"
 "a WebSocket upgrade for Core clients.\n",

@@ -43,6 +43,8 @@ struct relay_config {
     char *backend_source_addresses; /* comma list of local addresses for backend links, or NULL */
     char *dns_servers;           /* "IP[:PORT],..." for backend host names, or NULL: resolv.conf's */
     char *resolv_conf;           /* a resolv.conf to read instead of /etc/resolv.conf, or NULL */
+    char *admin_address;         /* --admin-listen: /healthz, /readyz, /metrics there only; NULL: public port */
+    int admin_port;
     char **service_keys;         /* service mode's AccessKeys (several: rotation); none = off */
     size_t service_key_count;
 

@@ -81,14 +81,76 @@ static const char *service_route(const struct relay *relay, const char *path, co
     return path + n;
 }
 
+/* GET /readyz: 200 when every proxied hub has a backend instance that is reachable as far as
+ * the relay knows (its last connection worked, or none was tried yet), else 503; one line per
+ * hub either way. */
+static int serve_readyz(struct relay *relay, struct lws *wsi)
+{
+    struct buf out;
+    buf_init(&out);
+    bool ready = true;
+    const struct backend_pools *pools = &relay->backends.pools;
+    for (size_t h = 0; h < pools->count; h++) {
+        const struct backend_pool *p = &pools->hubs[h];
+        size_t reachable = backend_pool_reachable(p);
+        ready = ready && reachable > 0;
+        char line[512];
+        int n = snprintf(line, sizeof line, "hub %s: %s (%zu of %zu backend instance%s reachable)\n", p->route->name,
+                         reachable ? "ready" : "not ready", reachable, p->count, p->count == 1 ? "" : "s");
+        buf_append(&out, line, n > 0 ? (size_t)n : 0);
+    }
+    if (relay->service.enabled)
+        buf_append_cstr(&out, "service mode: apps' hubs are not checked\n");
+    struct buf body;
+    buf_init(&body);
+    buf_append_cstr(&body, ready ? "ready\n" : "not ready\n");
+    buf_append(&body, out.data ? out.data : "", out.len);
+    int rc = http_respond(relay->loop.cfg, wsi, ready ? 200 : 503, "text/plain; charset=utf-8", body.data, body.len);
+    buf_free(&out);
+    buf_free(&body);
+    return rc;
+}
+
+/* /healthz (the process answers), /readyz, /metrics; *served false when path is none of them. */
+static int route_admin(struct relay *relay, struct lws *wsi, const char *path, enum http_method method, bool *served)
+{
+    *served = true;
+    if (strcmp(path, "/metrics") == 0 && method == HTTP_GET)
+        return serve_metrics(relay, wsi);
+    if (strcmp(path, "/healthz") == 0 && method == HTTP_GET)
+        return respond_text(relay, wsi, 200, "ok");
+    if (strcmp(path, "/readyz") == 0 && method == HTTP_GET)
+        return serve_readyz(relay, wsi);
+    *served = false;
+    return 0;
+}
+
+/* The --admin-listen address: the admin paths only. */
+static int admin_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in, size_t len)
+{
+    if (reason != LWS_CALLBACK_HTTP)
+        return reason == LWS_CALLBACK_HTTP_CONFIRM_UPGRADE ? -1 : lws_callback_http_dummy(wsi, reason, user, in, len);
+    struct relay *relay = lws_context_user(lws_get_context(wsi));
+    char path[1024];
+    bool served;
+    if (!http_request_path(wsi, path, sizeof path))
+        return respond_text(relay, wsi, 414, "URI Too Long");
+    int rc = route_admin(relay, wsi, path, http_request_method(wsi), &served);
+    return served ? rc : respond_text(relay, wsi, 404, "Not Found");
+}
+
 static int route_http(struct relay *relay, struct lws *wsi)
 {
     char path[1024];
     enum http_method method = http_request_method(wsi);
     if (!http_request_path(wsi, path, sizeof path))
         return respond_text(relay, wsi, 414, "URI Too Long");
-    if (strcmp(path, "/metrics") == 0 && method == HTTP_GET)
-        return serve_metrics(relay, wsi);
+    if (!relay->loop.cfg->admin_address) { /* no admin address: served here, as before it existed */
+        bool served;
+        int rc = route_admin(relay, wsi, path, method, &served);
+        if (served)
+            return rc;
+    }
     const char *client_suffix = service_route(relay, path, "/client");
     if (client_suffix)
         return service_client_http(&relay->service, wsi, client_suffix);
@@ -251,6 +313,29 @@ static int server_callback(struct lws *wsi, enum lws_callback_reasons reason, vo
 #define DRAIN_MAX_MS 2000
 #define DRAIN_CHECK_MS 50
 
+/* --admin-listen: a second vhost on the same context, serving only the admin paths. */
+static bool start_admin(struct relay *relay)
+{
+    const struct relay_config *cfg = relay->loop.cfg;
+    if (!cfg->admin_address)
+        return true;
+    relay->admin_protocols[0] = (struct lws_protocols){ "http-admin", admin_callback, 0, 0, 0, NULL, 0 };
+    relay->admin_protocols[1] = (struct lws_protocols){ NULL, NULL, 0, 0, 0, NULL, 0 };
+    struct lws_context_creation_info info;
+    memset(&info, 0, sizeof info);
+    info.port = cfg->admin_port;
+    info.iface = cfg->admin_address;
+    info.protocols = relay->admin_protocols;
+    info.vhost_name = "admin";
+    info.retry_and_idle_policy = &loop_lws_retry_policy;
+    if (!lws_create_vhost(relay->loop.lws, &info)) {
+        log_error("relay: cannot listen on %s:%d for --admin-listen", cfg->admin_address, cfg->admin_port);
+        return false;
+    }
+    log_info("relay: /healthz, /readyz and /metrics at http://%s:%d", cfg->admin_address, cfg->admin_port);
+    return true;
+}
+
 int relay_start(struct relay *relay, const struct relay_config *cfg)
 {
     memset(relay, 0, sizeof *relay);
@@ -314,7 +399,7 @@ int relay_start(struct relay *relay, const struct relay_config *cfg)
                   cfg->listen_address, cfg->listen_port);
         return -1;
     }
-    if (!backends_start_resolver(&relay->backends))
+    if (!backends_start_resolver(&relay->backends) || !start_admin(relay))
         return -1;
     log_info("relay: listening on http://%s:%d%s", cfg->listen_address, cfg->listen_port, cfg->path_prefix);
     if (cfg->legacy_path[0])

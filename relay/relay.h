@@ -38,6 +38,7 @@ struct relay {
     struct service service;           /* service mode: the apps' hubs, server connections, clients */
 
     struct lws_protocols protocols[4]; /* lws keeps a pointer: lives as long as the context */
+    struct lws_protocols admin_protocols[2]; /* --admin-listen's vhost: the same */
     struct timer_entry drain_timer;   /* shutdown: checks whether everything closed */
     uint64_t drain_deadline;
     bool drained;
