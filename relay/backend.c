@@ -366,7 +366,7 @@ static void negotiate_kind_free(struct backend_conn *c)
     negotiate_free((struct backend_negotiate *)c);
 }
 
-static const struct backend_conn_kind negotiate_kind = { negotiate_kind_report, negotiate_kind_free };
+static const struct backend_conn_kind negotiate_kind = { negotiate_kind_report, negotiate_kind_free, NULL };
 
 static void link_kind_report(struct backend_conn *c, const char *why)
 {
@@ -380,7 +380,14 @@ static void link_kind_free(struct backend_conn *c)
     backend_link_free((struct backend_link *)c);
 }
 
-static const struct backend_conn_kind link_kind = { link_kind_report, link_kind_free };
+static void link_kind_drain(struct backend_conn *c, const char *why)
+{
+    struct backend_link *link = (struct backend_link *)c;
+    link_report_closed(link, why);
+    backend_link_close(link); /* the backend hears a normal close once the queue is written */
+}
+
+static const struct backend_conn_kind link_kind = { link_kind_report, link_kind_free, link_kind_drain };
 
 void backend_wsi_destroyed(void *handle)
 {

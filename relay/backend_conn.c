@@ -17,7 +17,8 @@ bool backends_init(struct backends *b, struct loop *loop)
 {
     memset(b, 0, sizeof *b);
     b->loop = loop;
-    if (!backend_pools_init(&b->pools, loop->cfg))
+    backend_pools_init(&b->pools);
+    if (!backends_apply_config(b))
         return false;
     const char *list = loop->cfg->backend_source_addresses;
     for (const char *p = list ? list : ""; *p;) {
@@ -69,7 +70,42 @@ void backends_free(struct backends *b)
     free(b->sources);
     b->sources = NULL;
     b->source_count = 0;
+    for (struct list_node *n = b->pools.instances.next; n != &b->pools.instances; n = n->next)
+        timer_cancel(&list_container_of(n, struct backend_instance, link)->drain_timer);
     backend_pools_free(&b->pools);
+}
+
+/* --drain-timeout passed for a removed instance: its links end, their clients may reconnect. */
+static void drain_expired(struct timer_entry *e)
+{
+    struct backend_instance *in = list_container_of(e, struct backend_instance, drain_timer);
+    log_info("backend: %s (hub %s) removed from the configuration: ending its %llu connection(s)", in->target.url,
+             in->hub, (unsigned long long)in->active);
+    while (!list_is_empty(&in->conns)) {
+        struct backend_conn *c = list_container_of(in->conns.next, struct backend_conn, inst_link);
+        list_unlink(&c->inst_link);
+        c->kind->drain(c, "the backend instance was removed from the relay's configuration");
+    }
+}
+
+static void instance_draining(void *ctx, struct backend_instance *in)
+{
+    struct backends *b = ctx;
+    log_info("backend: %s (hub %s) removed from the configuration: draining its %llu connection(s)",
+             in->target.url, in->hub, (unsigned long long)in->active);
+    timer_entry_init(&in->drain_timer, drain_expired);
+    loop_timer_schedule(b->loop, &in->drain_timer, clock_now_ms() + b->loop->cfg->drain_timeout_ms);
+}
+
+bool backends_apply_config(struct backends *b)
+{
+    bool ok = backend_pools_apply(&b->pools, b->loop->cfg, instance_draining, b);
+    for (struct list_node *n = b->pools.instances.next; n != &b->pools.instances; n = n->next) {
+        struct backend_instance *in = list_container_of(n, struct backend_instance, link);
+        if (!in->draining) /* configured again: it stays */
+            timer_cancel(&in->drain_timer);
+    }
+    return ok;
 }
 
 /* The next local address to bind to, or NULL for the kernel's choice. */
@@ -86,24 +122,24 @@ char *backend_pin_join(const struct backend_pin *pin, const char *token)
     size_t n = strlen(token) + sizeof pin->addr + 32;
     char *s = malloc(n);
     if (s)
-        snprintf(s, n, "%d %s\t%s", pin->instance, pin->addr, token);
+        snprintf(s, n, "%u %s\t%s", pin->instance, pin->addr, token);
     return s;
 }
 
 const char *backend_pin_split(const char *s, struct backend_pin *pin)
 {
-    pin->instance = -1;
+    pin->instance = 0;
     pin->addr[0] = '\0';
     const char *tab = strchr(s, '\t');
     const char *space = tab ? memchr(s, ' ', (size_t)(tab - s)) : NULL;
     if (!tab || !space)
         return s;
     char *end;
-    long instance = strtol(s, &end, 10);
+    unsigned long instance = strtoul(s, &end, 10);
     size_t addr_len = (size_t)(tab - space - 1);
-    if (end != space || instance < 0 || instance >= BACKEND_POOL_MAX || addr_len >= sizeof pin->addr)
+    if (end != space || instance == 0 || instance > UINT32_MAX || addr_len >= sizeof pin->addr)
         return s;
-    pin->instance = (int)instance;
+    pin->instance = (uint32_t)instance;
     memcpy(pin->addr, space + 1, addr_len);
     pin->addr[addr_len] = '\0';
     return tab + 1;
@@ -152,35 +188,38 @@ int backend_conn_append_headers(struct lws *wsi, const struct backend_conn *c, v
 
 /* ------------------------------------------------------------- instance */
 
-static void instance_enter(struct backend_conn *c, int i)
+static void instance_enter(struct backend_conn *c, struct backend_instance *in)
 {
-    c->pin.instance = i;
+    c->inst = in;
+    c->pin.instance = in->id;
     c->pin.addr[0] = '\0';
-    c->target = c->pool ? c->pool->instances[i].target : NULL;
-    if (c->pool) {
-        c->pool->instances[i].active++;
-        c->counted = true;
-    }
+    c->target = &in->target;
+    in->active++;
+    if (c->method == NULL) /* a link: ended if its instance drains out */
+        list_push_back(&in->conns, &c->inst_link);
 }
 
 static void instance_leave(struct backend_conn *c)
 {
-    if (c->counted)
-        c->pool->instances[c->pin.instance].active--;
-    c->counted = false;
+    if (c->inst) {
+        c->inst->active--;
+        if (list_is_linked(&c->inst_link))
+            list_unlink(&c->inst_link);
+    }
+    c->inst = NULL;
 }
 
 void backend_conn_worked(struct backend_conn *c)
 {
     timer_cancel(&c->deadline);
-    if (c->pool && c->pin.instance >= 0)
-        backend_pool_worked(c->pool, c->pin.instance);
+    if (c->inst)
+        backend_instance_worked(c->inst);
 }
 
 void backend_conn_failed(struct backend_conn *c)
 {
-    if (c->pool && c->pin.instance >= 0)
-        backend_pool_failed(c->pool, c->pin.instance, clock_now_ms());
+    if (c->inst)
+        backend_instance_failed(c->inst, clock_now_ms());
 }
 
 void backend_conn_release(struct backend_conn *c)
@@ -272,12 +311,10 @@ static enum conn_start conn_resolve(struct backend_conn *c)
 static enum conn_start conn_try(struct backend_conn *c)
 {
     for (;;) {
-        int i = c->pool ? backend_pool_pick(c->pool, clock_now_ms(), c->tried) : -1;
-        if (i < 0) {
+        struct backend_instance *in = backend_pool_pick(c->pool, clock_now_ms(), &c->tried);
+        if (!in)
             return CONN_FAILED_FREE_NOW; /* every instance tried */
-        }
-        c->tried |= 1u << i;
-        instance_enter(c, i);
+        instance_enter(c, in);
         enum conn_start st = conn_resolve(c);
         if (st != CONN_FAILED_FREE_NOW || c->method == NULL)
             return st;
@@ -294,10 +331,9 @@ enum conn_start backend_conn_start(struct backend_conn *c, struct backends *b, c
     c->method = method;
     c->protocol_name = protocol_name;
     c->destroy_text = "the relay is shutting down";
-    c->pin.instance = -1;
+    list_init_node(&c->inst_link);
     resolver_request_init(&c->dns, conn_resolved);
     timer_entry_init(&c->deadline, conn_deadline);
-    c->pool = backend_pool_of(&b->pools, params->route);
     struct buf rest;
     buf_init(&rest);
     bool more = params->query && *params->query;
@@ -309,19 +345,18 @@ enum conn_start backend_conn_start(struct backend_conn *c, struct backends *b, c
         return CONN_FAILED_FREE_NOW;
     }
     c->rest = rest.data; /* now c's */
-    if (!c->pool) { /* a route this configuration does not hold (cannot happen today) */
-        c->target = &params->route->targets[0];
-        c->pin.instance = 0;
-    }
+    struct backend_instance *pinned = params->pin && params->pin->instance
+                                          ? backend_instance_find(&b->pools, params->pin->instance) : NULL;
     enum conn_start st;
-    if (params->pin && params->pin->instance >= 0 && c->pool && (size_t)params->pin->instance < c->pool->count) {
+    if (pinned) { /* where the negotiate went, draining or not */
         c->pinned = true;
-        instance_enter(c, params->pin->instance);
+        instance_enter(c, pinned);
         snprintf(c->pin.addr, sizeof c->pin.addr, "%s", params->pin->addr);
         st = conn_resolve(c);
-    } else if (!c->pool) {
-        st = conn_resolve(c);
     } else {
+        c->pool = backend_pool_of(&b->pools, params->route->name);
+        if (!c->pool)
+            return CONN_FAILED_FREE_NOW;
         st = conn_try(c);
     }
     if (st == CONN_STARTED && params->timeout_ms) {

@@ -47,6 +47,11 @@ struct backends {
 
 /* Parses the configured source addresses and makes each hub's pool. False when out of memory. */
 bool backends_init(struct backends *b, struct loop *loop);
+/* A reloaded configuration (loop->cfg already points at it): hubs added, removed, re-pointed.
+ * An instance no longer configured drains: no new connection goes there, and its backend
+ * links are ended after --drain-timeout (their clients hear an error that allows
+ * reconnecting) unless they end first. False when out of memory. */
+bool backends_apply_config(struct backends *b);
 /* Once the loop has its lws context: creates the resolver (--dns-servers,
  * --resolv-conf). False after logging why. */
 bool backends_start_resolver(struct backends *b);
@@ -56,18 +61,18 @@ bool backends_start_resolver(struct backends *b);
 void backends_stop_resolver(struct backends *b);
 void backends_free(struct backends *b);
 
-/* Where a backend connection went: the instance (index in its route's targets) and the
+/* Where a backend connection went: the instance (its id, relay/backend_pool.h) and the
  * numeric address ("" when lws resolved the name itself). A negotiate's pin sends the
  * WebSocket that follows it to the same backend process. */
 struct backend_pin {
-    int instance;                   /* -1: none */
+    uint32_t instance;              /* 0: none */
     char addr[INET6_ADDRSTRLEN];
 };
 
 /* A backend token carried with its pin, "INSTANCE ADDRESS\tTOKEN" (what the relay's negotiate
  * leaves for the client's WebSocket: struct hub_channel_client.negotiated_token). */
 char *backend_pin_join(const struct backend_pin *pin, const char *token);
-/* Splits what backend_pin_join made: fills *pin (instance -1 when s carries none) and
+/* Splits what backend_pin_join made: fills *pin (instance 0 when s carries none) and
  * returns the token part of s. */
 const char *backend_pin_split(const char *s, struct backend_pin *pin);
 
@@ -98,6 +103,8 @@ struct backend_conn_kind {
     void (*report_failure)(struct backend_conn *c, const char *why);
     /* Frees the object; no wsi refers to it. */
     void (*free)(struct backend_conn *c);
+    /* Its instance was removed and --drain-timeout passed: end it, the owner hearing `why`. */
+    void (*drain)(struct backend_conn *c, const char *why);
 };
 
 /* The head of both kinds of backend connection: the tag lws' opaque user
@@ -111,12 +118,13 @@ struct backend_conn {
     struct backends *backends;
     struct lws *wsi;
     struct forwarded fwd;
-    struct backend_pool *pool;        /* NULL when the route is not the configuration's */
+    struct backend_pool *pool;        /* its hub's; NULL for a pinned connection */
+    struct backend_instance *inst;    /* where it goes; counted in its active connections */
+    struct list_node inst_link;       /* links: in inst->conns */
     const struct backend_target *target;
     struct backend_pin pin;           /* where it goes (instance, address once known) */
     bool pinned;                      /* given a pin: no other instance will do */
-    bool counted;                     /* counted in its instance's active connections */
-    uint32_t tried;                   /* instances tried (retries) */
+    uint32_t tried;                   /* pool members tried (retries) */
     char *rest;                       /* path after the target's: "SUFFIX?ARGS", owned */
     const char *method;               /* "POST" (negotiate) or NULL (WebSocket) */
     const char *protocol_name;

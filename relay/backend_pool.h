@@ -1,5 +1,5 @@
 /* backend_pool.h - the backend instances of each hub: which one a new connection goes to,
- * and which ones are taken out for a while after failing.
+ * which ones are taken out for a while after failing, and which ones are draining.
  *
  * A hub may have several backend instances (--hub chat=URL1,URL2,...). Each has a count of
  * the connections the relay holds or is opening to it (backend WebSockets and negotiate
@@ -10,12 +10,15 @@
  * soonest is tried all the same: clients then get the backend's own failure, in the usual
  * error naming the hub, as with a single backend.
  *
- * What stays with one instance (stickiness) is not decided here: a negotiate's pin
- * (struct backend_pin, relay/backend.h) sends the WebSocket that follows it to the same
- * instance and address.
+ * Instances outlive configurations: backend_pools_apply (start, and each reload) keeps the
+ * instance of a (hub, URL) that stays, makes new ones, and marks the ones no longer
+ * configured as draining: no new connection goes there, connections already there stay
+ * (the owner of the pools decides when to end them). Each instance has an id that never
+ * changes, which pins name (relay/backend_conn.h): a WebSocket goes where its negotiate went,
+ * even across a reload, even to a draining instance.
  *
- * Ownership: struct backend_pools is embedded in struct backends; it refers to the routes of
- * the configuration it was made from, which must outlive it. */
+ * Ownership: struct backend_pools owns every pool and instance (freed together by
+ * backend_pools_free, at shutdown); a pool or instance pointer stays valid until then. */
 #ifndef SR_BACKEND_POOL_H
 #define SR_BACKEND_POOL_H
 
@@ -24,6 +27,8 @@
 #include <stdint.h>
 
 #include "containers/buf.h"
+#include "containers/list.h"
+#include "containers/timer_wheel.h"
 #include "relay/config.h"
 
 #define BACKEND_BACKOFF_MIN_MS 2000u
@@ -32,51 +37,63 @@
 #define BACKEND_POOL_MAX 32
 
 struct backend_instance {
-    const struct backend_target *target;
-    uint64_t active;         /* backend connections open or opening */
-    uint64_t connects;       /* connections that reached it (negotiate answered, WebSocket open) */
-    uint64_t failures;       /* connections refused or timed out */
+    struct list_node link;          /* in pools->instances */
+    struct list_node conns;         /* backend links to it (struct backend_conn.inst_link), for draining */
+    uint32_t id;                    /* never changes, never reused (from 1) */
+    char *hub;                      /* the hub's name, owned */
+    struct backend_target target;   /* owned copy */
+    uint64_t active;                /* backend connections open or opening */
+    uint64_t connects;              /* connections that reached it (negotiate answered, WebSocket open) */
+    uint64_t failures;              /* connections refused or timed out */
     unsigned failures_in_row;
-    uint64_t backoff_until;  /* ms (relay/clock.h); 0: not backing off */
+    uint64_t backoff_until;         /* ms (relay/clock.h); 0: not backing off */
+    bool draining;                  /* no longer configured */
+    struct timer_entry drain_timer; /* the owner's: when to end its connections */
 };
 
 struct backend_pool {
-    const struct hub_route *route;
-    struct backend_instance *instances; /* route->target_count of them */
+    struct list_node link;             /* in pools->hubs */
+    char *name;                        /* the hub's, owned */
+    struct backend_instance **members; /* count of them, in configured order */
     size_t count;
-    unsigned next;           /* where ties start, taken in turn */
+    unsigned next;                     /* where ties start, taken in turn */
+    bool removed;                      /* the hub is no longer configured */
 };
 
 struct backend_pools {
-    struct backend_pool *hubs; /* one per configured hub, in cfg->hubs order */
-    size_t count;
+    struct list_node hubs;      /* struct backend_pool */
+    struct list_node instances; /* struct backend_instance, draining ones too */
+    uint32_t next_id;
 };
 
-/* One pool per hub of cfg. False when out of memory (free still applies). */
-bool backend_pools_init(struct backend_pools *pools, const struct relay_config *cfg);
+void backend_pools_init(struct backend_pools *pools);
+/* Makes the pools match cfg's hubs (see above). `draining` is called for each instance that
+ * starts draining now. False when out of memory (the pools are then partly updated, still
+ * consistent). */
+bool backend_pools_apply(struct backend_pools *pools, const struct relay_config *cfg,
+                         void (*draining)(void *ctx, struct backend_instance *in), void *ctx);
 void backend_pools_free(struct backend_pools *pools);
 
-/* The pool of a configured route, or NULL for a route this configuration does not hold. */
-struct backend_pool *backend_pool_of(struct backend_pools *pools, const struct hub_route *route);
+/* The pool of the configured hub of that name, or NULL. */
+struct backend_pool *backend_pool_of(struct backend_pools *pools, const char *hub);
+/* The instance with that id (draining ones too), or NULL. */
+struct backend_instance *backend_instance_find(struct backend_pools *pools, uint32_t id);
 
-/* The usable instance with the fewest active connections, skipping those whose bit is set in
- * `tried`; when none is usable, the one back soonest; -1 when every one was tried. */
-int backend_pool_pick(struct backend_pool *pool, uint64_t now, uint32_t tried);
+/* The usable member with the fewest active connections, skipping those whose bit (member
+ * index) is set in *tried, which it then sets; when none is usable, the one back soonest;
+ * NULL when every one was tried. */
+struct backend_instance *backend_pool_pick(struct backend_pool *pool, uint64_t now, uint32_t *tried);
 
-/* A connection to instance i was refused or timed out: it backs off. */
-void backend_pool_failed(struct backend_pool *pool, int i, uint64_t now);
-/* A connection to instance i worked: it is usable again at once. */
-void backend_pool_worked(struct backend_pool *pool, int i);
+/* A connection to it was refused or timed out: it backs off. */
+void backend_instance_failed(struct backend_instance *in, uint64_t now);
+/* A connection to it worked: it is usable again at once. */
+void backend_instance_worked(struct backend_instance *in);
 
-/* "up" or "backoff". */
-const char *backend_instance_state(const struct backend_instance *in, uint64_t now);
-/* How many instances of the pool are reachable as far as the relay knows: the last connection
+/* How many members of the pool are reachable as far as the relay knows: the last connection
  * to it worked, or none was tried yet. */
 size_t backend_pool_reachable(const struct backend_pool *pool);
-/* How many instances of the pool are usable now. */
-size_t backend_pool_usable(const struct backend_pool *pool, uint64_t now);
 
-/* Per-instance lines for /metrics (Prometheus text). */
+/* Per-instance lines for /metrics (Prometheus text), draining instances with connections too. */
 void backend_pools_render_metrics(const struct backend_pools *pools, uint64_t now, struct buf *out);
 
 #endif

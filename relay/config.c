@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -60,6 +61,7 @@ void config_init(struct relay_config *cfg)
     cfg->handshake_timeout_ms = 15000;
     cfg->negotiate_ttl_ms = 15000;
     cfg->backend_timeout_ms = 10000;
+    cfg->drain_timeout_ms = 30000;
     cfg->max_message_bytes = 4u << 20;
     cfg->max_buffered_bytes = 256u << 10;
     cfg->ws_read_buffer_bytes = 256;
@@ -389,6 +391,7 @@ static enum config_result apply_setting(struct relay_config *cfg, const char *na
     if (strcmp(name, "client-timeout") == 0) return parse_seconds("--client-timeout", value, &cfg->client_timeout_ms, err, err_len);
     if (strcmp(name, "handshake-timeout") == 0) return parse_seconds("--handshake-timeout", value, &cfg->handshake_timeout_ms, err, err_len);
     if (strcmp(name, "negotiate-timeout") == 0) return parse_seconds("--negotiate-timeout", value, &cfg->negotiate_ttl_ms, err, err_len);
+    if (strcmp(name, "drain-timeout") == 0) return parse_seconds("--drain-timeout", value, &cfg->drain_timeout_ms, err, err_len);
     if (strcmp(name, "backend-timeout") == 0) return parse_seconds("--backend-timeout", value, &cfg->backend_timeout_ms, err, err_len);
     if (strcmp(name, "max-message-size") == 0) return parse_size("--max-message-size", value, &cfg->max_message_bytes, err, err_len);
     if (strcmp(name, "max-buffered") == 0) return parse_size("--max-buffered", value, &cfg->max_buffered_bytes, err, err_len);
@@ -469,6 +472,7 @@ static char *read_whole_file(const char *path, size_t *len)
         n += got;
     } while (got > 0);
     fclose(f);
+    data[n] = '\0'; /* n < cap: the loop grows the buffer before it can fill up */
     *len = n;
     return data;
 }
@@ -565,6 +569,47 @@ static enum config_result apply_json_member(struct relay_config *cfg, const cJSO
     return CONFIG_OK;
 }
 
+/* The line (from 1) of text[offset]. */
+static unsigned line_at(const char *text, size_t offset)
+{
+    unsigned line = 1;
+    for (size_t i = 0; i < offset && text[i]; i++)
+        line += text[i] == '\n';
+    return line;
+}
+
+/* Where "key" first appears in text from `from` on, or SIZE_MAX. */
+static size_t key_offset(const char *text, size_t from, const char *key)
+{
+    char quoted[300];
+    snprintf(quoted, sizeof quoted, "\"%s\"", key);
+    const char *at = strstr(text + from, quoted);
+    return at ? (size_t)(at - text) : SIZE_MAX;
+}
+
+/* Puts "line N: " before err: the line of the member that failed (or of the member of it the
+ * error names, for "hubs" and the other objects). */
+static void name_the_line(const char *text, const cJSON *item, char *err, size_t err_len)
+{
+    size_t at = key_offset(text, 0, item->string);
+    if (at == SIZE_MAX)
+        return;
+    const cJSON *child;
+    cJSON_ArrayForEach(child, item) {
+        char q1[300], q2[300];
+        snprintf(q1, sizeof q1, "\"%s\"", child->string ? child->string : "");
+        snprintf(q2, sizeof q2, "'%s'", child->string ? child->string : "");
+        size_t child_at = child->string ? key_offset(text, at, child->string) : SIZE_MAX;
+        if (child_at != SIZE_MAX && (strstr(err, q1) || strstr(err, q2))) {
+            at = child_at;
+            break;
+        }
+    }
+    char copy[512];
+    snprintf(copy, sizeof copy, "%s", err);
+    snprintf(err, err_len, "line %u: %s", line_at(text, at), copy);
+}
+
 enum config_result config_load_file(struct relay_config *cfg, const char *path, char *err,
                                     size_t err_len)
 {
@@ -577,14 +622,18 @@ enum config_result config_load_file(struct relay_config *cfg, const char *path, 
     if (!root || !cJSON_IsObject(root)) {
         size_t offset = end && end >= text ? (size_t)(end - text) : 0;
         cJSON_Delete(root);
+        enum config_result r = fail(err, err_len, "config file '%s' is not a JSON object (error near byte %zu, line %u)",
+                                    path, offset, line_at(text, offset));
         free(text);
-        return fail(err, err_len, "config file '%s' is not a JSON object (error near byte %zu)", path, offset);
+        return r;
     }
     enum config_result result = CONFIG_OK;
     const cJSON *item;
     cJSON_ArrayForEach(item, root) {
-        if ((result = apply_json_member(cfg, item, path, err, err_len)) != CONFIG_OK)
+        if ((result = apply_json_member(cfg, item, path, err, err_len)) != CONFIG_OK) {
+            name_the_line(text, item, err, err_len);
             break;
+        }
     }
     cJSON_Delete(root);
     free(text);
@@ -647,6 +696,8 @@ void config_print_help(FILE *out)
 "  --negotiate-timeout S     forget a negotiated connection not used within S seconds (15)\n"
 "  --backend-timeout S       answer a negotiate 504 when its backend has not answered within\n"
 "                            S seconds, and fail a backend WebSocket not open by then (10)\n"
+"  --drain-timeout S         when a reload (SIGHUP) removes a backend instance, end its clients'\n"
+"                            links after S seconds, with a close that allows reconnecting (30)\n"
 "\n"
 "Limits:\n"
 "  --max-message-size N      largest message accepted in either direction, bytes with\n"

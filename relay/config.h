@@ -56,6 +56,7 @@ struct relay_config {
     unsigned client_timeout_ms;   /* Core client timeout (30 s) */
     unsigned handshake_timeout_ms;/* Core handshake timeout (15 s) */
     unsigned negotiate_ttl_ms;    /* unused negotiate tokens expire (15 s) */
+    unsigned drain_timeout_ms;    /* links to a backend instance removed by a reload end after this (30 s) */
     unsigned backend_timeout_ms;  /* a backend's answer (negotiate, WebSocket upgrade) may take this long (10 s) */
     size_t max_message_bytes;     /* one hub message / WebSocket message, either direction */
     size_t max_buffered_bytes;    /* queued toward one peer before reading from the other pauses */

@@ -90,12 +90,14 @@ static int serve_readyz(struct relay *relay, struct lws *wsi)
     buf_init(&out);
     bool ready = true;
     const struct backend_pools *pools = &relay->backends.pools;
-    for (size_t h = 0; h < pools->count; h++) {
-        const struct backend_pool *p = &pools->hubs[h];
+    for (const struct list_node *node = pools->hubs.next; node != &pools->hubs; node = node->next) {
+        const struct backend_pool *p = list_container_of(node, const struct backend_pool, link);
+        if (p->removed)
+            continue;
         size_t reachable = backend_pool_reachable(p);
         ready = ready && reachable > 0;
         char line[512];
-        int n = snprintf(line, sizeof line, "hub %s: %s (%zu of %zu backend instance%s reachable)\n", p->route->name,
+        int n = snprintf(line, sizeof line, "hub %s: %s (%zu of %zu backend instance%s reachable)\n", p->name,
                          reachable ? "ready" : "not ready", reachable, p->count, p->count == 1 ? "" : "s");
         buf_append(&out, line, n > 0 ? (size_t)n : 0);
     }
@@ -198,7 +200,7 @@ static int confirm_upgrade(struct relay *relay, struct lws *wsi)
     int id_len = http_query_arg(wsi, "id", id, sizeof id);
     if (id_len > 0) {
         n = core_negotiation_take(&relay->negotiations, id);
-        if (n && n->hub != hub) {
+        if (n && strcasecmp(n->hub->name, hub->name) != 0) { /* by name: a reload may have come between */
             core_negotiation_free(n);
             n = NULL;
         }
@@ -241,6 +243,8 @@ static void detach_and_destroy(struct lws *wsi, void *owner)
     case WSI_ROLE_NONE: break;
     }
 }
+
+static void relay_reload(struct relay *relay);
 
 static int server_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in, size_t len)
 {
@@ -299,6 +303,10 @@ static int server_callback(struct lws *wsi, enum lws_callback_reasons reason, vo
          * ev_run() until someone breaks it, so stopping means breaking it here. */
         if (relay->stopping)
             loop_break(&relay->loop);
+        else if (relay->reload_requested) {
+            relay->reload_requested = false;
+            relay_reload(relay);
+        }
         return 0;
     default:
         return 0;
@@ -458,6 +466,129 @@ void relay_stop(struct relay *relay)
     loop_wake(&relay->loop);
 }
 
+/* ---------------------------------------------------------------- reload */
+
+/* What a reload replaced: kept until relay_destroy, because connections made under it still
+ * point into it (routes, endpoints). A few hundred bytes a hub, per reload. */
+struct relay_retired {
+    struct relay_retired *next;
+    struct relay_config *cfg;          /* NULL: main's, which main frees */
+    struct proxy_endpoint *endpoints;
+};
+
+void relay_enable_reload(struct relay *relay, int argc, char **argv)
+{
+    relay->argc = argc;
+    relay->argv = argv;
+}
+
+void relay_request_reload(struct relay *relay)
+{
+    relay->reload_requested = true;
+    loop_wake(&relay->loop);
+}
+
+static bool same_text(const char *a, const char *b)
+{
+    return (!a && !b) || (a && b && strcmp(a, b) == 0);
+}
+
+static void keep_string(char **now, const char *before, const char *what, bool *kept)
+{
+    if (same_text(*now, before))
+        return;
+    log_warn("relay: reload: %s changes only with a restart; keeping the running value", what);
+    free(*now);
+    *now = before ? strdup(before) : NULL;
+    *kept = true;
+}
+
+/* Settings read once at start keep their running values in the new configuration. */
+static bool keep_restart_only(const struct relay_config *old, struct relay_config *cfg)
+{
+    bool kept = false;
+    if (!same_text(old->listen_address, cfg->listen_address) || old->listen_port != cfg->listen_port)
+        keep_string(&cfg->listen_address, old->listen_address, "--listen", &kept);
+    cfg->listen_port = old->listen_port;
+    if (!same_text(old->admin_address, cfg->admin_address) || old->admin_port != cfg->admin_port)
+        keep_string(&cfg->admin_address, old->admin_address, "--admin-listen", &kept);
+    cfg->admin_port = old->admin_port;
+    keep_string(&cfg->token_secret, old->token_secret, "--token-secret", &kept);
+    keep_string(&cfg->backend_source_addresses, old->backend_source_addresses, "--backend-source-addresses", &kept);
+    keep_string(&cfg->dns_servers, old->dns_servers, "--dns-servers", &kept);
+    keep_string(&cfg->resolv_conf, old->resolv_conf, "--resolv-conf", &kept);
+    cfg->ws_read_buffer_bytes = old->ws_read_buffer_bytes;
+    bool keys_same = old->service_key_count == cfg->service_key_count;
+    for (size_t i = 0; keys_same && i < old->service_key_count; i++)
+        keys_same = strcmp(old->service_keys[i], cfg->service_keys[i]) == 0;
+    if (!keys_same) {
+        log_warn("relay: reload: --service-key changes only with a restart; keeping the running keys");
+        for (size_t i = 0; i < cfg->service_key_count; i++)
+            free(cfg->service_keys[i]);
+        free(cfg->service_keys);
+        cfg->service_keys = calloc(old->service_key_count ? old->service_key_count : 1, sizeof *cfg->service_keys);
+        cfg->service_key_count = 0;
+        for (size_t i = 0; cfg->service_keys && i < old->service_key_count; i++)
+            if ((cfg->service_keys[cfg->service_key_count] = strdup(old->service_keys[i])))
+                cfg->service_key_count++;
+        kept = true;
+    }
+    return kept;
+}
+
+/* SIGHUP: the configuration read again, checked, and put in place for new connections. */
+static void relay_reload(struct relay *relay)
+{
+    if (!relay->argv) {
+        log_warn("relay: reload requested, but this relay was started without a command line to reread");
+        return;
+    }
+    struct relay_config *cfg = malloc(sizeof *cfg);
+    struct relay_retired *retired = calloc(1, sizeof *retired);
+    char err[512] = "out of memory";
+    if (cfg)
+        config_init(cfg);
+    enum config_result r = cfg ? config_parse_args(cfg, relay->argc, relay->argv, err, sizeof err) : CONFIG_ERROR;
+    if (r == CONFIG_OK && cfg->hub_count == 0 && cfg->service_key_count == 0) {
+        snprintf(err, sizeof err, "no hub configured");
+        r = CONFIG_ERROR;
+    }
+    struct proxy_endpoint *endpoints = r == CONFIG_OK ? calloc(cfg->hub_count ? cfg->hub_count : 1, sizeof *endpoints) : NULL;
+    if (r != CONFIG_OK || !retired || !endpoints) {
+        log_error("relay: configuration reload refused, the running configuration stays: %s", err);
+        if (cfg)
+            config_free(cfg);
+        free(cfg);
+        free(retired);
+        free(endpoints);
+        return;
+    }
+    const struct relay_config *old = relay->loop.cfg;
+    keep_restart_only(old, cfg);
+    for (size_t i = 0; i < cfg->hub_count; i++)
+        proxy_endpoint_init(&endpoints[i], &relay->backends, &cfg->hubs[i]);
+    /* Legacy hubs (a fixed table) follow their hub's new endpoint. */
+    for (size_t i = 0; i < relay->legacy.hub_count; i++) {
+        const char *name = relay->legacy.hubs[i].endpoint->name;
+        const struct hub_route *route = config_find_hub(cfg, name, strlen(name));
+        if (route)
+            relay->legacy.hubs[i].endpoint = &endpoints[route - cfg->hubs].base;
+    }
+    retired->cfg = relay->owned_cfg;
+    retired->endpoints = relay->endpoints;
+    retired->next = relay->retired;
+    relay->retired = retired;
+    relay->owned_cfg = cfg;
+    relay->loop.cfg = cfg;
+    relay->endpoints = endpoints;
+    if (!backends_apply_config(&relay->backends))
+        log_error("relay: reload: out of memory while updating the backend instances");
+    log_set_level((enum log_level)cfg->log_level);
+    log_info("relay: configuration reloaded: %zu hub%s", cfg->hub_count, cfg->hub_count == 1 ? "" : "s");
+    for (size_t i = 0; i < cfg->hub_count; i++)
+        log_info("relay: hub %s -> %s", cfg->hubs[i].name, cfg->hubs[i].backend_url);
+}
+
 void relay_destroy(struct relay *relay)
 {
     backends_stop_resolver(&relay->backends); /* lookups still waiting fail while the context is up */
@@ -468,6 +599,19 @@ void relay_destroy(struct relay *relay)
     backends_free(&relay->backends);
     free(relay->endpoints);
     relay->endpoints = NULL;
+    while (relay->retired) {
+        struct relay_retired *r = relay->retired;
+        relay->retired = r->next;
+        if (r->cfg)
+            config_free(r->cfg);
+        free(r->cfg);
+        free(r->endpoints);
+        free(r);
+    }
+    if (relay->owned_cfg)
+        config_free(relay->owned_cfg);
+    free(relay->owned_cfg);
+    relay->owned_cfg = NULL;
     service_free(&relay->service);
 }
 
