@@ -191,6 +191,7 @@ int backend_conn_append_headers(struct lws *wsi, const struct backend_conn *c, v
 static void instance_enter(struct backend_conn *c, struct backend_instance *in)
 {
     c->inst = in;
+    c->addr_slot = -1;
     c->pin.instance = in->id;
     c->pin.addr[0] = '\0';
     c->target = &in->target;
@@ -203,6 +204,9 @@ static void instance_leave(struct backend_conn *c)
 {
     if (c->inst) {
         c->inst->active--;
+        if (c->addr_slot >= 0)
+            c->inst->addrs[c->addr_slot].active--;
+        c->addr_slot = -1;
         if (list_is_linked(&c->inst_link))
             list_unlink(&c->inst_link);
     }
@@ -213,13 +217,13 @@ void backend_conn_worked(struct backend_conn *c)
 {
     timer_cancel(&c->deadline);
     if (c->inst)
-        backend_instance_worked(c->inst);
+        backend_instance_address_worked(c->inst, c->addr_slot);
 }
 
 void backend_conn_failed(struct backend_conn *c)
 {
     if (c->inst)
-        backend_instance_failed(c->inst, clock_now_ms());
+        backend_instance_address_failed(c->inst, c->addr_slot, clock_now_ms());
 }
 
 void backend_conn_release(struct backend_conn *c)
@@ -288,10 +292,36 @@ static enum conn_start conn_connect(struct backend_conn *c, const char *address)
 
 /* Resolves the target's host name, or connects at once when the address is known (pinned,
  * numeric, localhost, cached). */
+/* Counts c on one address of its instance. */
+static void address_enter(struct backend_conn *c, int slot)
+{
+    c->addr_slot = slot;
+    if (slot >= 0)
+        c->inst->addrs[slot].active++;
+}
+
+/* Of the addresses the name resolved to, the one with the fewest connections of this instance:
+ * into c->pin.addr. */
+static void address_choose(struct backend_conn *c, const struct resolver_result *res)
+{
+    const char *texts[BACKEND_INSTANCE_ADDRS];
+    size_t count = res->count < BACKEND_INSTANCE_ADDRS ? res->count : BACKEND_INSTANCE_ADDRS, first = 0;
+    for (size_t i = 0; i < count; i++) {
+        texts[i] = res->all[i].text;
+        if (strcmp(res->all[i].text, res->addr.text) == 0)
+            first = i;
+    }
+    int slot = count ? backend_instance_choose_address(c->inst, texts, count, first, clock_now_ms()) : -1;
+    snprintf(c->pin.addr, sizeof c->pin.addr, "%s", slot >= 0 ? c->inst->addrs[slot].text : res->addr.text);
+    address_enter(c, slot);
+}
+
 static enum conn_start conn_resolve(struct backend_conn *c)
 {
-    if (c->pin.addr[0])
+    if (c->pin.addr[0]) {
+        address_enter(c, backend_instance_address_slot(c->inst, c->pin.addr));
         return conn_connect(c, c->pin.addr);
+    }
     if (!c->backends->resolver)
         return conn_connect(c, c->target->host);
     struct resolver_result res;
@@ -303,7 +333,7 @@ static enum conn_start conn_resolve(struct backend_conn *c)
         backend_conn_failed(c);
         return CONN_FAILED_FREE_NOW;
     }
-    snprintf(c->pin.addr, sizeof c->pin.addr, "%s", res.addr.text);
+    address_choose(c, &res);
     return conn_connect(c, c->pin.addr);
 }
 
@@ -366,12 +396,29 @@ enum conn_start backend_conn_start(struct backend_conn *c, struct backends *b, c
     return st;
 }
 
+/* Another address of the same instance, while it has a usable one (the one that failed backs
+ * off, so it is not chosen again). */
+static enum conn_start retry_address(struct backend_conn *c)
+{
+    if (!c->inst || c->addr_slot < 0 || c->addr_retries >= BACKEND_INSTANCE_ADDRS ||
+        c->inst->backoff_until > clock_now_ms())
+        return CONN_FAILED_FREE_NOW;
+    c->addr_retries++;
+    c->inst->addrs[c->addr_slot].active--;
+    c->addr_slot = -1;
+    c->pin.addr[0] = '\0';
+    return conn_resolve(c);
+}
+
 bool backend_conn_retry(struct backend_conn *c)
 {
-    if (c->pinned || !c->pool || c->method == NULL)
+    if (c->pinned || c->method == NULL)
         return false;
-    instance_leave(c);
-    enum conn_start st = conn_try(c);
+    enum conn_start st = retry_address(c);
+    if (st == CONN_FAILED_FREE_NOW && c->pool) {
+        instance_leave(c);
+        st = conn_try(c);
+    }
     if (st == CONN_STARTED)
         return true;
     if (st == CONN_FAILED_LWS_FREES) {
@@ -428,7 +475,7 @@ static void conn_resolved(struct resolver_request *req, const struct resolver_re
         backend_conn_failed(c);
         st = backend_conn_retry(c) ? CONN_STARTED : CONN_FAILED_FREE_NOW;
     } else {
-        snprintf(c->pin.addr, sizeof c->pin.addr, "%s", result->addr.text);
+        address_choose(c, result);
         st = conn_connect(c, c->pin.addr);
         if (st == CONN_FAILED_FREE_NOW && backend_conn_retry(c))
             st = CONN_STARTED;

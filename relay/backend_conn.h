@@ -121,10 +121,12 @@ struct backend_conn {
     struct backend_pool *pool;        /* its hub's; NULL for a pinned connection */
     struct backend_instance *inst;    /* where it goes; counted in its active connections */
     struct list_node inst_link;       /* links: in inst->conns */
+    int addr_slot;                    /* inst->addrs[] counting it, or -1 */
     const struct backend_target *target;
     struct backend_pin pin;           /* where it goes (instance, address once known) */
     bool pinned;                      /* given a pin: no other instance will do */
     uint32_t tried;                   /* pool members tried (retries) */
+    unsigned addr_retries;            /* other addresses of the instance tried */
     char *rest;                       /* path after the target's: "SUFFIX?ARGS", owned */
     const char *method;               /* "POST" (negotiate) or NULL (WebSocket) */
     const char *protocol_name;

@@ -180,6 +180,75 @@ struct backend_instance *backend_pool_pick(struct backend_pool *pool, uint64_t n
     return pool->members[best];
 }
 
+int backend_instance_address_slot(struct backend_instance *in, const char *text)
+{
+    int empty = -1, idle = -1;
+    for (int a = 0; a < BACKEND_INSTANCE_ADDRS; a++) {
+        if (in->addrs[a].text[0] && strcmp(in->addrs[a].text, text) == 0)
+            return a;
+        if (empty < 0 && !in->addrs[a].text[0])
+            empty = a;
+        if (idle < 0 && in->addrs[a].text[0] && in->addrs[a].active == 0)
+            idle = a;
+    }
+    /* A free slot, else one no connection uses (its address may be gone from the answers). */
+    int free_slot = empty >= 0 ? empty : idle;
+    if (free_slot < 0 || strlen(text) >= sizeof in->addrs[0].text)
+        return -1;
+    memset(&in->addrs[free_slot], 0, sizeof in->addrs[free_slot]);
+    strcpy(in->addrs[free_slot].text, text);
+    return free_slot;
+}
+
+int backend_instance_choose_address(struct backend_instance *in, const char *const *texts, size_t count, size_t first,
+                                    uint64_t now)
+{
+    int best = -1, soonest = -1;
+    if (count > BACKEND_INSTANCE_ADDRS) /* a larger answer: the first ones of this turn */
+        count = BACKEND_INSTANCE_ADDRS;
+    for (size_t k = 0; k < count; k++) {
+        int a = backend_instance_address_slot(in, texts[(first + k) % count]);
+        if (a < 0)
+            continue;
+        const struct backend_address *ad = &in->addrs[a];
+        if (ad->backoff_until <= now && (best < 0 || ad->active < in->addrs[best].active))
+            best = a;
+        if (soonest < 0 || ad->backoff_until < in->addrs[soonest].backoff_until)
+            soonest = a;
+    }
+    return best >= 0 ? best : soonest;
+}
+
+void backend_instance_address_failed(struct backend_instance *in, int a, uint64_t now)
+{
+    if (a < 0) {
+        backend_instance_failed(in, now);
+        return;
+    }
+    struct backend_address *ad = &in->addrs[a];
+    uint64_t backoff = BACKEND_BACKOFF_MIN_MS;
+    for (unsigned k = 0; k < ad->failures_in_row && backoff < BACKEND_BACKOFF_MAX_MS; k++)
+        backoff *= 2;
+    ad->failures_in_row++;
+    ad->backoff_until = now + (backoff < BACKEND_BACKOFF_MAX_MS ? backoff : BACKEND_BACKOFF_MAX_MS);
+    bool any_usable = false;
+    for (int i = 0; i < BACKEND_INSTANCE_ADDRS; i++)
+        any_usable = any_usable || (in->addrs[i].text[0] && in->addrs[i].backoff_until <= now);
+    if (any_usable)
+        in->failures++;
+    else
+        backend_instance_failed(in, now);
+}
+
+void backend_instance_address_worked(struct backend_instance *in, int a)
+{
+    if (a >= 0) {
+        in->addrs[a].failures_in_row = 0;
+        in->addrs[a].backoff_until = 0;
+    }
+    backend_instance_worked(in);
+}
+
 void backend_instance_failed(struct backend_instance *in, uint64_t now)
 {
     in->failures++;
@@ -226,5 +295,13 @@ void backend_pools_render_metrics(const struct backend_pools *pools, uint64_t no
                            (unsigned long long)in->failures);
         if (len > 0 && (size_t)len < sizeof line)
             buf_append(out, line, (size_t)len);
+        for (int a = 0; a < BACKEND_INSTANCE_ADDRS; a++) {
+            if (!in->addrs[a].text[0])
+                continue;
+            len = snprintf(line, sizeof line, "signalr_relay_backend_address_active{hub=\"%s\",backend=\"%s\",address=\"%s\"} %llu\n",
+                           hub, url, in->addrs[a].text, (unsigned long long)in->addrs[a].active);
+            if (len > 0 && (size_t)len < sizeof line)
+                buf_append(out, line, (size_t)len);
+        }
     }
 }

@@ -36,6 +36,17 @@
 /* Instances per hub a connection can try in turn (the `tried` mask). */
 #define BACKEND_POOL_MAX 32
 
+/* Addresses an instance's host name resolved to, each with its own count and backoff: the
+ * connections of an instance spread over its addresses by fewest connections too. */
+#define BACKEND_INSTANCE_ADDRS 8
+
+struct backend_address {
+    char text[46];                  /* numeric (INET6_ADDRSTRLEN); "" = a free slot */
+    uint64_t active;
+    uint64_t backoff_until;
+    unsigned failures_in_row;
+};
+
 struct backend_instance {
     struct list_node link;          /* in pools->instances */
     struct list_node conns;         /* backend links to it (struct backend_conn.inst_link), for draining */
@@ -48,6 +59,7 @@ struct backend_instance {
     unsigned failures_in_row;
     uint64_t backoff_until;         /* ms (relay/clock.h); 0: not backing off */
     bool draining;                  /* no longer configured */
+    struct backend_address addrs[BACKEND_INSTANCE_ADDRS];
     struct timer_entry drain_timer; /* the owner's: when to end its connections */
 };
 
@@ -83,6 +95,19 @@ struct backend_instance *backend_instance_find(struct backend_pools *pools, uint
  * index) is set in *tried, which it then sets; when none is usable, the one back soonest;
  * NULL when every one was tried. */
 struct backend_instance *backend_pool_pick(struct backend_pool *pool, uint64_t now, uint32_t *tried);
+
+/* Of the addresses `texts[0..count)` the name resolved to now (count >= 1), the usable one with
+ * the fewest active connections (ties from texts[first] on, in turn), else the one back soonest:
+ * its slot index, or -1 when no slot is free for it (then texts[first] is used uncounted). */
+int backend_instance_choose_address(struct backend_instance *in, const char *const *texts, size_t count, size_t first,
+                                    uint64_t now);
+/* The slot of one address (made if there is room), or -1. */
+int backend_instance_address_slot(struct backend_instance *in, const char *text);
+/* A connection to slot `a` (-1: none) was refused or timed out: that address backs off, and the
+ * instance too when none of its addresses is usable any more. */
+void backend_instance_address_failed(struct backend_instance *in, int a, uint64_t now);
+/* A connection to slot `a` (-1: none) worked. */
+void backend_instance_address_worked(struct backend_instance *in, int a);
 
 /* A connection to it was refused or timed out: it backs off. */
 void backend_instance_failed(struct backend_instance *in, uint64_t now);
