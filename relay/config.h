@@ -80,6 +80,11 @@ enum config_result config_load_file(struct relay_config *cfg, const char *path, 
 enum config_result config_add_hub(struct relay_config *cfg, const char *spec, char *err,
                                   size_t err_len);
 
+/* The route's backends from "URL1,URL2,..." (relay/config_backends.c); config_backends_free
+ * releases them. */
+enum config_result config_parse_backends(struct hub_route *h, const char *list, char *err, size_t err_len);
+void config_backends_free(struct hub_route *h);
+
 const struct hub_route *config_find_hub(const struct relay_config *cfg, const char *name,
                                         size_t name_len);
 
