@@ -82,8 +82,8 @@ static const char *service_route(const struct relay *relay, const char *path, co
 }
 
 /* GET /readyz: 200 when every proxied hub has a backend instance that is reachable as far as
- * the relay knows (its last connection worked, or none was tried yet), else 503; one line per
- * hub either way. */
+ * the relay knows (its last connection worked, or none was tried yet) and every hub an app
+ * connected in service mode still has a server connection, else 503; one line per hub. */
 static int serve_readyz(struct relay *relay, struct lws *wsi)
 {
     struct buf out;
@@ -101,8 +101,17 @@ static int serve_readyz(struct relay *relay, struct lws *wsi)
                          reachable ? "ready" : "not ready", reachable, p->count, p->count == 1 ? "" : "s");
         buf_append(&out, line, n > 0 ? (size_t)n : 0);
     }
-    if (relay->service.enabled)
-        buf_append_cstr(&out, "service mode: apps' hubs are not checked\n");
+    /* Service mode: each hub an app has connected, ready while it has a server connection. */
+    for (const struct list_node *node = relay->service.hubs.next; relay->service.enabled && node != &relay->service.hubs;
+         node = node->next) {
+        const struct service_hub *hub = list_container_of(node, const struct service_hub, link);
+        size_t servers = hub->model.server_count;
+        ready = ready && servers > 0;
+        char line[512];
+        int n = snprintf(line, sizeof line, "app hub %s: %s (%zu server connection%s)\n", hub->key,
+                         servers ? "ready" : "not ready", servers, servers == 1 ? "" : "s");
+        buf_append(&out, line, n > 0 ? (size_t)n : 0);
+    }
     struct buf body;
     buf_init(&body);
     buf_append_cstr(&body, ready ? "ready\n" : "not ready\n");
