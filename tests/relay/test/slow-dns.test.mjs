@@ -10,12 +10,14 @@ import { test, after } from "../../lib/test.mjs";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import fs from "node:fs";
+import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { startRelay } from "../../lib/process.mjs";
 import {
-    BACKEND_URL, RS, RawClient, connectStock, httpRequest, metrics, pollUntil, stopAll, wsUrl, withTimeout,
+    BACKEND_URL, RS, RawClient, closeServer, connectStock, httpRequest, listen, metrics, pollUntil, stopAll, wsUrl,
+    withTimeout,
 } from "../lib.mjs";
 
 const DNS_SERVER = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../resolver/dns_server.py");
@@ -87,5 +89,31 @@ test("a client that leaves while its backend's name is resolved leaves nothing b
             m.timers_armed === 0, "the session, its pending backend request and their timers gone");
     } finally {
         await relay.stop(); // exit 0 and a clean sanitizer log: the cancelled lookup leaked nothing
+    }
+});
+
+test("the backend request goes to the resolved address with the name in its Host header", async () => {
+    const requests = [];
+    const raw = net.createServer((socket) => {
+        let data = "";
+        socket.on("error", () => {});
+        socket.on("data", (d) => {
+            data += d.toString("latin1");
+            if (!/\r\n\r\n/.test(data)) return;
+            requests.push(data);
+            socket.end("HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+        });
+    });
+    const port = await listen(raw);
+    const relay = await startRelay(["--dns-servers", `127.0.0.1:${dns.port}`, "--hub", `named=http://fast.test:${port}/chat`]);
+    try {
+        const res = await httpRequest("POST", `${relay.url}/named/negotiate?negotiateVersion=1`);
+        assert.equal(res.status, 404, res.body);
+        assert.equal(requests.length, 1);
+        assert.match(requests[0], /^POST \/chat\/negotiate\?negotiateVersion=1 HTTP\/1\.1\r\n/);
+        assert.match(requests[0], new RegExp(`\r\nhost: fast\\.test:${port}\r\n`, "i"), requests[0]);
+    } finally {
+        await relay.stop();
+        await closeServer(raw);
     }
 });
