@@ -52,11 +52,14 @@ bool backends_start_resolver(struct backends *b)
     b->resolver = resolver_create(b->loop->ev, &rc, err, sizeof err);
     if (!b->resolver)
         log_error("backend: cannot start the DNS resolver: %s", err);
+    else
+        backend_probes_start(&b->probes, b->loop, b->resolver, &b->pools);
     return b->resolver != NULL;
 }
 
 void backends_stop_resolver(struct backends *b)
 {
+    backend_probes_stop(&b->probes);
     struct resolver *r = b->resolver;
     b->resolver = NULL;
     resolver_destroy(r);

@@ -22,6 +22,7 @@
 
 #include "containers/timer_wheel.h"
 #include "relay/backend_pool.h"
+#include "relay/backend_probe.h"
 #include "relay/config.h"
 #include "relay/http.h"
 #include "relay/loop.h"
@@ -43,6 +44,7 @@ struct backends {
      * on lws' own poll() loop, where lws resolves them (blocking). */
     struct resolver *resolver;
     struct backend_pools pools;  /* each hub's instances */
+    struct backend_probes probes; /* TCP connects to them, --probe-interval */
 };
 
 /* Parses the configured source addresses and makes each hub's pool. False when out of memory. */

@@ -59,6 +59,7 @@ struct backend_instance {
     unsigned failures_in_row;
     uint64_t backoff_until;         /* ms (relay/clock.h); 0: not backing off */
     bool draining;                  /* no longer configured */
+    bool probing;                   /* relay/backend_probe.c has a probe in flight */
     struct backend_address addrs[BACKEND_INSTANCE_ADDRS];
     struct timer_entry drain_timer; /* the owner's: when to end its connections */
 };

@@ -62,6 +62,7 @@ void config_init(struct relay_config *cfg)
     cfg->negotiate_ttl_ms = 15000;
     cfg->backend_timeout_ms = 10000;
     cfg->drain_timeout_ms = 30000;
+    cfg->probe_interval_ms = 5000;
     cfg->max_message_bytes = 4u << 20;
     cfg->max_buffered_bytes = 256u << 10;
     cfg->ws_read_buffer_bytes = 256;
@@ -300,6 +301,13 @@ static enum config_result apply_setting(struct relay_config *cfg, const char *na
     if (strcmp(name, "client-timeout") == 0) return parse_seconds("--client-timeout", value, &cfg->client_timeout_ms, err, err_len);
     if (strcmp(name, "handshake-timeout") == 0) return parse_seconds("--handshake-timeout", value, &cfg->handshake_timeout_ms, err, err_len);
     if (strcmp(name, "negotiate-timeout") == 0) return parse_seconds("--negotiate-timeout", value, &cfg->negotiate_ttl_ms, err, err_len);
+    if (strcmp(name, "probe-interval") == 0) {
+        if (strcmp(value, "0") == 0) {
+            cfg->probe_interval_ms = 0;
+            return CONFIG_OK;
+        }
+        return parse_seconds("--probe-interval", value, &cfg->probe_interval_ms, err, err_len);
+    }
     if (strcmp(name, "drain-timeout") == 0) return parse_seconds("--drain-timeout", value, &cfg->drain_timeout_ms, err, err_len);
     if (strcmp(name, "backend-timeout") == 0) return parse_seconds("--backend-timeout", value, &cfg->backend_timeout_ms, err, err_len);
     if (strcmp(name, "max-message-size") == 0) return parse_size("--max-message-size", value, &cfg->max_message_bytes, err, err_len);
@@ -605,6 +613,9 @@ void config_print_help(FILE *out)
 "  --negotiate-timeout S     forget a negotiated connection not used within S seconds (15)\n"
 "  --backend-timeout S       answer a negotiate 504 when its backend has not answered within\n"
 "                            S seconds, and fail a backend WebSocket not open by then (10)\n"
+"  --probe-interval S        open (and close) a TCP connection to every backend instance every\n"
+"                            S seconds, so /readyz and the backoff follow backends that die\n"
+"                            or come back without client traffic; 0: off (5)\n"
 "  --drain-timeout S         when a reload (SIGHUP) removes a backend instance, end its clients'\n"
 "                            links after S seconds, with a close that allows reconnecting (30)\n"
 "\n"

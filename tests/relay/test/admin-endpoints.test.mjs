@@ -3,9 +3,10 @@
 // answers per hub, 503 once a hub has no backend instance left that the relay could reach.
 import { test } from "../../lib/test.mjs";
 import assert from "node:assert/strict";
+import net from "node:net";
 import { freePort } from "../../lib/common.mjs";
 import { startRelay } from "../../lib/process.mjs";
-import { BACKEND_URL, DEAD_PORT, httpRequest, pollUntil } from "../lib.mjs";
+import { BACKEND_URL, DEAD_PORT, closeServer, httpRequest, listen, pollUntil } from "../lib.mjs";
 
 test("default: /healthz, /readyz and /metrics on the public port", async () => {
     const relay = await startRelay(["--hub", `chat=${BACKEND_URL}/chat`]);
@@ -25,7 +26,7 @@ test("default: /healthz, /readyz and /metrics on the public port", async () => {
 test("--admin-listen: admin paths there only; /readyz turns 503 when a hub's backends fail", async () => {
     const adminPort = await freePort();
     const admin = `http://127.0.0.1:${adminPort}`;
-    const relay = await startRelay(["--admin-listen", `127.0.0.1:${adminPort}`, "--hub", `chat=${BACKEND_URL}/chat`,
+    const relay = await startRelay(["--admin-listen", `127.0.0.1:${adminPort}`, "--probe-interval", "0", "--hub", `chat=${BACKEND_URL}/chat`,
         "--hub", `dead=http://127.0.0.1:${DEAD_PORT}/chat`], { ready: `${admin}/healthz` });
     try {
         for (const p of ["/healthz", "/readyz", "/metrics"])
@@ -45,5 +46,28 @@ test("--admin-listen: admin paths there only; /readyz turns 503 when a hub's bac
             new RegExp(`^signalr_relay_backend_up\\{hub="dead",backend="http://127.0.0.1:${DEAD_PORT}/chat"\\} 0$`, "m"));
     } finally {
         await relay.stop();
+    }
+});
+
+// --probe-interval: a TCP connect to every instance now and then, so /readyz follows a backend that
+// goes away and comes back while no client connects.
+test("probes: /readyz follows a backend that stops and comes back, without client traffic", async () => {
+    const port = await freePort();
+    let server = net.createServer((s) => s.destroy());
+    await listen(server, port);
+    const relay = await startRelay(["--probe-interval", "1", "--hub", `chat=http://127.0.0.1:${port}/chat`]);
+    try {
+        assert.equal((await httpRequest("GET", `${relay.url}/readyz`)).status, 200);
+        await closeServer(server);
+        const down = await pollUntil(() => httpRequest("GET", `${relay.url}/readyz`), (r) => r.status === 503,
+            "/readyz 503 after the backend went away");
+        assert.match(down.body, /^hub chat: not ready \(0 of 1 backend instance reachable\)$/m);
+        server = net.createServer((s) => s.destroy());
+        await listen(server, port);
+        await pollUntil(() => httpRequest("GET", `${relay.url}/readyz`), (r) => r.status === 200,
+            "/readyz 200 once it is back");
+    } finally {
+        await relay.stop();
+        await closeServer(server).catch(() => {});
     }
 });
