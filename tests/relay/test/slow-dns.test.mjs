@@ -11,6 +11,8 @@ import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import fs from "node:fs";
 import net from "node:net";
+import tls from "node:tls";
+import { execFileSync } from "node:child_process";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -115,5 +117,29 @@ test("the backend request goes to the resolved address with the name in its Host
     } finally {
         await relay.stop();
         await closeServer(raw);
+    }
+});
+
+test("a TLS backend named by host name gets that name as the TLS server name (SNI)", async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "sni."));
+    execFileSync("openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=fast.test", "-days", "1",
+        "-keyout", path.join(dir, "key.pem"), "-out", path.join(dir, "cert.pem")], { stdio: "ignore" });
+    const names = [];
+    const server = tls.createServer({
+        key: fs.readFileSync(path.join(dir, "key.pem")), cert: fs.readFileSync(path.join(dir, "cert.pem")),
+        SNICallback: (name, cb) => { names.push(name); cb(null, null); },
+    }, (socket) => socket.destroy());
+    server.on("tlsClientError", () => {});
+    const port = await listen(server);
+    const relay = await startRelay(["--dns-servers", `127.0.0.1:${dns.port}`, "--hub", `secure=https://fast.test:${port}/chat`]);
+    try {
+        // The relay does not trust this self-signed certificate: the negotiate fails, after the
+        // ClientHello the test server saw.
+        const res = await httpRequest("POST", `${relay.url}/secure/negotiate?negotiateVersion=1`);
+        assert.equal(res.status, 503, res.body);
+        assert.deepEqual(names, ["fast.test"]);
+    } finally {
+        await relay.stop();
+        await closeServer(server);
     }
 });
