@@ -330,9 +330,9 @@ static enum conn_start conn_resolve(struct backend_conn *c)
     struct resolver_result res;
     if (resolver_resolve(c->backends->resolver, c->target->host, &c->dns, &res) == RESOLVER_PENDING)
         return CONN_STARTED;
-    if (res.status != RESOLVER_OK) {
-        log_warn("backend: cannot resolve '%s' for %s: %s", c->target->host, c->target->url,
-                 res.error ? res.error : resolver_status_text(res.status));
+    if (res.status != RESOLVER_OK) { /* a failure the cache remembers was logged when it happened */
+        log_line(res.cached ? LOG_DEBUG : LOG_WARN, "backend: cannot resolve '%s' for %s: %s", c->target->host,
+                 c->target->url, res.error ? res.error : resolver_status_text(res.status));
         backend_conn_failed(c);
         return CONN_FAILED_FREE_NOW;
     }

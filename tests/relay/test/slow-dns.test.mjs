@@ -18,8 +18,8 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { startRelay } from "../../lib/process.mjs";
 import {
-    BACKEND_URL, RS, RawClient, closeServer, connectStock, httpRequest, listen, metrics, pollUntil, stopAll, wsUrl,
-    withTimeout,
+    BACKEND_URL, RS, RawClient, closeServer, connectStock, freePort, httpRequest, listen, metrics, negotiate, pollUntil,
+    sleep, stopAll, wsUrl, withTimeout,
 } from "../lib.mjs";
 
 const DNS_SERVER = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../resolver/dns_server.py");
@@ -43,6 +43,9 @@ const dns = await startDns({
     "fast.test": { a: ["127.0.0.1"], ttl: 300 },
     "slow.test": { a: ["127.0.0.1"], ttl: 300, delay_ms: SLOW_MS },
     "gone.test": { a: ["127.0.0.1"], ttl: 300, never: true },
+    "fd0.test": { a: ["127.0.0.1"], ttl: 300, delay_ms: 500 },
+    "fd1.test": { a: ["127.0.0.1"], ttl: 300, delay_ms: 500 },
+    "fd2.test": { a: ["127.0.0.1"], ttl: 300, delay_ms: 500 },
 });
 after(() => dns.stop());
 
@@ -141,5 +144,46 @@ test("a TLS backend named by host name gets that name as the TLS server name (SN
     } finally {
         await relay.stop();
         await closeServer(server);
+    }
+});
+
+// The connects that wait for a lookup all start when its answer comes, inside the resolver's
+// callback: at the descriptor limit lws fails (and destroys) some of them there, outside any
+// call of their owners (relay/backend_conn.c conn_resolved). Each round a fresh name, so every
+// negotiate of the round waits for the same slow answer; the relay must answer each one, keep
+// running and exit clean (the fd-limit test does the same for connects started at once).
+test("connects started by a DNS answer at the descriptor limit: every negotiate answered, clean exit", async () => {
+    const bin = process.env.RELAY_BIN;
+    const port = await freePort();
+    const base = `http://127.0.0.1:${port}`;
+    const logPath = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "relay-dns-fd-")), "relay.log");
+    const log = fs.openSync(logPath, "w");
+    const hubs = [0, 1, 2].map((i) => `--hub fd${i}=http://fd${i}.test:${backendPort}/chat`).join(" ");
+    const relay = spawn("bash", ["-c", `ulimit -n 44 && exec "$RELAY_BIN" --listen 127.0.0.1:${port} --probe-interval 0 ` +
+        `--dns-servers 127.0.0.1:${dns.port} ${hubs}`], { stdio: ["ignore", log, log], env: { ...process.env, RELAY_BIN: bin } });
+    const exited = new Promise((resolve) => relay.on("exit", (code, signal) => resolve({ code, signal })));
+    try {
+        await pollUntil(() => httpRequest("GET", `${base}/metrics`).catch(() => ({ status: 0 })),
+            (r) => r.status === 200, "the relay to start", 20000, 200);
+        const statuses = {};
+        for (let round = 0; round < 3; round++) {
+            const answers = await Promise.all(Array.from({ length: 60 }, () =>
+                negotiate(base, `fd${round}`).then((r) => r.status, (e) => `error: ${e.message}`)));
+            for (const a of answers) statuses[a] = (statuses[a] || 0) + 1;
+            assert.equal(relay.exitCode, null, `the relay died; statuses ${JSON.stringify(statuses)}; log ${logPath}`);
+        }
+        console.log(`# negotiate answers at ulimit -n 44 after a slow lookup: ${JSON.stringify(statuses)}`);
+        for (const st of Object.keys(statuses))
+            assert.ok(st === "200" || st === "503", `every negotiate answered 200 or 503: ${JSON.stringify(statuses)}`);
+        assert.ok(statuses["503"] > 0, "no connect failed: the limit was not reached");
+        await sleep(500);
+        assert.equal((await httpRequest("GET", `${base}/metrics`)).status, 200, "the relay still answers");
+    } finally {
+        relay.kill("SIGTERM");
+        const { code, signal } = await exited;
+        fs.closeSync(log);
+        const text = fs.readFileSync(logPath, "utf8");
+        assert.ok(!/Sanitizer|runtime error/.test(text), `sanitizer report in ${logPath}`);
+        assert.deepEqual({ code, signal }, { code: 0, signal: null }, `relay exit; log ${logPath}`);
     }
 });
