@@ -43,9 +43,9 @@ const dns = await startDns({
     "fast.test": { a: ["127.0.0.1"], ttl: 300 },
     "slow.test": { a: ["127.0.0.1"], ttl: 300, delay_ms: SLOW_MS },
     "gone.test": { a: ["127.0.0.1"], ttl: 300, never: true },
-    "fd0.test": { a: ["127.0.0.1"], ttl: 300, delay_ms: 500 },
-    "fd1.test": { a: ["127.0.0.1"], ttl: 300, delay_ms: 500 },
-    "fd2.test": { a: ["127.0.0.1"], ttl: 300, delay_ms: 500 },
+    "fd0.test": { a: ["127.0.0.1"], ttl: 300, delay_ms: 1500 },
+    "fd1.test": { a: ["127.0.0.1"], ttl: 300, delay_ms: 1500 },
+    "fd2.test": { a: ["127.0.0.1"], ttl: 300, delay_ms: 1500 },
 });
 after(() => dns.stop());
 
@@ -167,8 +167,11 @@ test("connects started by a DNS answer at the descriptor limit: every negotiate 
             (r) => r.status === 200, "the relay to start", 20000, 200);
         const statuses = {};
         for (let round = 0; round < 3; round++) {
-            const answers = await Promise.all(Array.from({ length: 60 }, () =>
-                negotiate(base, `fd${round}`).then((r) => r.status, (e) => `error: ${e.message}`)));
+            const ask = () => negotiate(base, `fd${round}`).then((r) => r.status, (e) => `error: ${e.message}`);
+            // The first one's lookup under way (c-ares has its socket), the others join it.
+            const first = ask();
+            await pollUntil(() => dns.questions(`fd${round}.test`), (n) => n >= 1, `the lookup of fd${round}.test`);
+            const answers = await Promise.all([first, ...Array.from({ length: 59 }, ask)]);
             for (const a of answers) statuses[a] = (statuses[a] || 0) + 1;
             assert.equal(relay.exitCode, null, `the relay died; statuses ${JSON.stringify(statuses)}; log ${logPath}`);
         }
@@ -176,6 +179,8 @@ test("connects started by a DNS answer at the descriptor limit: every negotiate 
         for (const st of Object.keys(statuses))
             assert.ok(st === "200" || st === "503", `every negotiate answered 200 or 503: ${JSON.stringify(statuses)}`);
         assert.ok(statuses["503"] > 0, "no connect failed: the limit was not reached");
+        assert.ok(fs.readFileSync(logPath, "utf8").includes("the backend connection could not be started"),
+            "no connect started by the DNS answer failed");
         await sleep(500);
         assert.equal((await httpRequest("GET", `${base}/metrics`)).status, 200, "the relay still answers");
     } finally {
