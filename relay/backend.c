@@ -13,200 +13,6 @@
 
 #define NEGOTIATE_BODY_LIMIT (64u << 10)
 
-/* ---------------------------------------------------------------- shared */
-
-/* The headers a backend connection sends with its request, owned. */
-struct forwarded {
-    struct header_list headers;
-    char *forwarded_for;
-};
-
-static bool forwarded_copy(struct forwarded *f, const struct backend_params *p)
-{
-    bool ok = true;
-    if (p->headers)
-        ok = header_list_copy(&f->headers, p->headers);
-    else
-        buf_init(&f->headers.pairs);
-    f->forwarded_for = p->forwarded_for ? strdup(p->forwarded_for) : NULL;
-    return ok && (!p->forwarded_for || f->forwarded_for);
-}
-
-/* Safe to call twice. */
-static void forwarded_free(struct forwarded *f)
-{
-    header_list_free(&f->headers);
-    free(f->forwarded_for);
-    f->forwarded_for = NULL;
-}
-
-/* Adds the forwarded headers while lws builds the request. lws writes Origin
- * itself from the connect info, so it is skipped here. */
-static int append_forwarded_headers(struct lws *wsi, const struct forwarded *f, void *in, size_t len)
-{
-    unsigned char **p = (unsigned char **)in, *end = (*p) + len;
-    const char *name = f->headers.pairs.data, *stop = name + f->headers.pairs.len;
-    while (name && name < stop) {
-        const char *value = name + strlen(name) + 1;
-        if (strcmp(name, "origin:") != 0 &&
-            lws_add_http_header_by_name(wsi, (const unsigned char *)name, (const unsigned char *)value,
-                                        (int)strlen(value), p, end))
-            return -1;
-        name = value + strlen(value) + 1;
-    }
-    if (f->forwarded_for &&
-        lws_add_http_header_by_name(wsi, (const unsigned char *)"x-forwarded-for:",
-                                    (const unsigned char *)f->forwarded_for, (int)strlen(f->forwarded_for), p, end))
-        return -1;
-    return 0;
-}
-
-bool backends_init(struct backends *b, struct loop *loop)
-{
-    memset(b, 0, sizeof *b);
-    b->loop = loop;
-    const char *list = loop->cfg->backend_source_addresses;
-    for (const char *p = list ? list : ""; *p;) {
-        size_t n = strcspn(p, ",");
-        if (n > 0) {
-            char **grown = realloc(b->sources, (b->source_count + 1) * sizeof *grown);
-            if (!grown)
-                return false;
-            b->sources = grown;
-            if (!(b->sources[b->source_count] = strndup(p, n)))
-                return false;
-            b->source_count++;
-        }
-        p += n + (p[n] == ',');
-    }
-    return true;
-}
-
-void backends_free(struct backends *b)
-{
-    for (unsigned i = 0; i < b->source_count; i++)
-        free(b->sources[i]);
-    free(b->sources);
-    b->sources = NULL;
-    b->source_count = 0;
-}
-
-/* The next local address to bind to, or NULL for the kernel's choice. */
-static const char *next_source(struct backends *b, bool link)
-{
-    unsigned *next = link ? &b->source_next_link : &b->source_next_negotiate;
-    return b->source_count ? b->sources[(*next)++ % b->source_count] : NULL;
-}
-
-/* Fills the lws connect info shared by both kinds of request. */
-static void connect_info_init(struct lws_client_connect_info *info, struct backends *b,
-                              const struct hub_route *route, const char *path, char *host_header,
-                              size_t host_len, const struct forwarded *fwd, bool link)
-{
-    memset(info, 0, sizeof *info);
-    info->context = b->loop->lws;
-    info->vhost = b->loop->vhost;
-    info->address = route->backend_host;
-    info->port = route->backend_port;
-    info->ssl_connection = route->backend_tls ? LCCSCF_USE_SSL : 0;
-    info->path = path;
-    snprintf(host_header, host_len, "%s:%d", route->backend_host, route->backend_port);
-    info->host = host_header;
-    const char *origin = header_list_get(&fwd->headers, "origin:");
-    info->origin = origin ? origin : host_header;
-    info->iface = next_source(b, link);
-    info->retry_and_idle_policy = &loop_lws_retry_policy;
-    info->ietf_version_or_minus_one = -1;
-}
-
-static bool build_path(struct buf *path, const struct hub_route *route, const char *suffix,
-                       const char *first_arg, const char *query)
-{
-    bool more = query && *query;
-    return buf_append_cstr(path, route->backend_path) && buf_append_cstr(path, suffix) &&
-           buf_append_byte(path, '?') && buf_append_cstr(path, first_arg) &&
-           (!more || (buf_append_byte(path, '&') && buf_append_cstr(path, query))) && buf_append_byte(path, '\0');
-}
-
-/* The head of both kinds of backend connection: the tag lws' opaque user
- * data is recognised by, the wsi, the headers to send, and what happened
- * inside lws_client_connect_via_info. */
-struct backend_conn {
-    enum wsi_role role;               /* WSI_ROLE_BACKEND_NEGOTIATE or WSI_ROLE_BACKEND_LINK */
-    struct loop *loop;
-    struct lws *wsi;
-    struct forwarded fwd;
-    bool connecting;                  /* inside lws_client_connect_via_info */
-    bool failed_while_connecting;     /* lws reported a connection error meanwhile */
-    bool destroyed_while_connecting;  /* ... and destroyed the wsi too (e.g. at the descriptor limit) */
-};
-
-enum conn_start {
-    CONN_STARTED,
-    CONN_FAILED_FREE_NOW,  /* no wsi is left: the caller frees its object */
-    CONN_FAILED_LWS_FREES, /* lws still holds the wsi: its WSI_DESTROY frees the object */
-};
-
-/* Starts the lws client connection for c. lws may fail inside the call and
- * even destroy the new wsi there (at the descriptor limit it does): the
- * callbacks it runs meanwhile only take note (connecting is set), so the
- * object stays the caller's until this returns. */
-static enum conn_start conn_start(struct backend_conn *c, struct backends *b, const struct backend_params *params,
-                                  const char *suffix, const char *first_arg, const char *method,
-                                  const char *protocol_name)
-{
-    c->loop = b->loop;
-    struct buf path;
-    buf_init(&path);
-    if (!forwarded_copy(&c->fwd, params) || !build_path(&path, params->route, suffix, first_arg, params->query)) {
-        buf_free(&path);
-        return CONN_FAILED_FREE_NOW;
-    }
-    struct lws_client_connect_info info;
-    char host[300];
-    connect_info_init(&info, b, params->route, path.data, host, sizeof host, &c->fwd, method == NULL);
-    info.method = method;
-    info.local_protocol_name = protocol_name;
-    info.opaque_user_data = c;
-    info.pwsi = &c->wsi;
-    c->connecting = true;
-    struct lws *wsi = lws_client_connect_via_info(&info);
-    c->connecting = false;
-    buf_free(&path);
-    if (wsi && !c->failed_while_connecting && !c->destroyed_while_connecting)
-        return CONN_STARTED;
-    log_warn("backend: cannot start %s to %s", method ? "negotiate" : "WebSocket", params->route->backend_url);
-    if (!wsi || c->destroyed_while_connecting) {
-        c->wsi = NULL;
-        return CONN_FAILED_FREE_NOW;
-    }
-    return CONN_FAILED_LWS_FREES;
-}
-
-/* lws reports the connection over (error or close). Inside conn_start it is
- * only noted (the object stays the caller's); otherwise the wsi is detached
- * and the caller reports and frees: true. */
-static bool conn_ended(struct backend_conn *c, struct lws *wsi)
-{
-    c->wsi = NULL;
-    if (c->connecting) {
-        c->failed_while_connecting = true;
-        return false;
-    }
-    lws_set_opaque_user_data(wsi, NULL);
-    return true;
-}
-
-/* lws destroys the wsi: inside conn_start the object is the caller's. */
-static bool conn_destroyed(struct backend_conn *c)
-{
-    c->wsi = NULL;
-    if (!c->connecting)
-        return true;
-    c->destroyed_while_connecting = true;
-    return false;
-}
-
 /* ------------------------------------------------------------- negotiate */
 
 struct backend_negotiate {
@@ -219,6 +25,7 @@ struct backend_negotiate {
 
 static void negotiate_deliver(struct backend_negotiate *r, const char *error)
 {
+    timer_cancel(&r->conn.deadline);
     backend_negotiate_cb cb = r->cb;
     r->cb = NULL;
     if (cb)
@@ -227,10 +34,12 @@ static void negotiate_deliver(struct backend_negotiate *r, const char *error)
 
 static void negotiate_free(struct backend_negotiate *r)
 {
-    forwarded_free(&r->conn.fwd);
+    backend_conn_release(&r->conn);
     buf_free(&r->body);
     free(r);
 }
+
+static const struct backend_conn_kind negotiate_kind;
 
 struct backend_negotiate *backend_negotiate_start(struct backends *b, const struct backend_params *params,
                                                   backend_negotiate_cb cb, void *owner)
@@ -239,8 +48,9 @@ struct backend_negotiate *backend_negotiate_start(struct backends *b, const stru
     if (!r)
         return NULL;
     r->conn.role = WSI_ROLE_BACKEND_NEGOTIATE;
+    r->conn.kind = &negotiate_kind;
     buf_init(&r->body);
-    enum conn_start st = conn_start(&r->conn, b, params, "/negotiate", "negotiateVersion=1", "POST",
+    enum conn_start st = backend_conn_start(&r->conn, b, params, "/negotiate", "negotiateVersion=1", "POST",
                                     backend_negotiate_protocol.name);
     if (st == CONN_FAILED_FREE_NOW)
         negotiate_free(r);
@@ -251,9 +61,25 @@ struct backend_negotiate *backend_negotiate_start(struct backends *b, const stru
     return r;
 }
 
+void backend_negotiate_pin(const struct backend_negotiate *r, struct backend_pin *pin)
+{
+    *pin = r->conn.pin;
+}
+
+void backend_negotiate_timed_out(struct backend_negotiate *r)
+{
+    backend_conn_failed(&r->conn);
+    backend_negotiate_cancel(r);
+}
+
 void backend_negotiate_cancel(struct backend_negotiate *r)
 {
     r->cb = NULL;
+    timer_cancel(&r->conn.deadline);
+    if (resolver_request_pending(&r->conn.dns)) { /* no wsi yet */
+        negotiate_free(r);
+        return;
+    }
     /* While the context is being destroyed lws closes every wsi itself; its timer list may
      * already be half torn down, so no lws call here. */
     if (r->conn.wsi && !r->conn.loop->destroying)
@@ -272,11 +98,13 @@ static int negotiate_callback(struct lws *wsi, enum lws_callback_reasons reason,
         if (lws_add_http_header_by_name(wsi, (const unsigned char *)"content-length:",
                                         (const unsigned char *)"0", (int)(sizeof "0" - 1), p, end))
             return -1;
-        return append_forwarded_headers(wsi, &r->conn.fwd, in, len);
+        return backend_conn_append_headers(wsi, &r->conn, in, len);
     }
     case LWS_CALLBACK_ESTABLISHED_CLIENT_HTTP:
-        if (r)
+        if (r) {
             r->status = (unsigned)lws_http_client_http_response(wsi);
+            backend_conn_worked(&r->conn);
+        }
         return 0;
     case LWS_CALLBACK_RECEIVE_CLIENT_HTTP: {
         char chunk[LWS_PRE + 4096];
@@ -301,14 +129,23 @@ static int negotiate_callback(struct lws *wsi, enum lws_callback_reasons reason,
                           : in                                             ? (const char *)in
                                                                            : "connection error";
         log_debug("backend: negotiate failed: %s", why);
-        if (r && conn_ended(&r->conn, wsi)) {
+        if (r && r->cb && !r->conn.connecting) {
+            /* Refused: that instance backs off, and another one may take the request. */
+            backend_conn_failed(&r->conn);
+            if (backend_conn_ended(&r->conn, wsi) && backend_conn_retry(&r->conn))
+                return 0;
+            negotiate_deliver(r, why);
+            negotiate_free(r);
+            return 0;
+        }
+        if (r && backend_conn_ended(&r->conn, wsi)) {
             negotiate_deliver(r, why);
             negotiate_free(r);
         }
         return 0;
     }
     case LWS_CALLBACK_CLOSED_CLIENT_HTTP:
-        if (r && conn_ended(&r->conn, wsi)) {
+        if (r && backend_conn_ended(&r->conn, wsi)) {
             negotiate_deliver(r, "backend closed the connection before answering");
             negotiate_free(r);
         }
@@ -340,7 +177,7 @@ static void backend_link_free(struct backend_link *link)
 {
     msg_queue_clear(&link->out);
     wsmsg_free(link->rx_partial);
-    forwarded_free(&link->conn.fwd);
+    backend_conn_release(&link->conn);
     link->conn.loop->stats.backend_links_active--;
     free(link);
 }
@@ -354,6 +191,8 @@ static void link_report_closed(struct backend_link *link, const char *why)
         ops->closed(link->owner, link->state != BACKEND_LINK_CONNECTING, why);
 }
 
+static const struct backend_conn_kind link_kind;
+
 struct backend_link *backend_link_open(struct backends *b, const struct backend_params *params,
                                        const char *backend_token, const struct backend_link_ops *ops,
                                        void *owner)
@@ -364,10 +203,11 @@ struct backend_link *backend_link_open(struct backends *b, const struct backend_
     if (!link)
         return NULL;
     link->conn.role = WSI_ROLE_BACKEND_LINK;
+    link->conn.kind = &link_kind;
     link->conn.loop = b->loop;
     msg_queue_init(&link->out);
     b->loop->stats.backend_links_active++;
-    enum conn_start st = conn_start(&link->conn, b, params, "", id_arg, NULL, backend_link_protocol.name);
+    enum conn_start st = backend_conn_start(&link->conn, b, params, "", id_arg, NULL, backend_link_protocol.name);
     if (st == CONN_FAILED_FREE_NOW)
         backend_link_free(link);
     if (st != CONN_STARTED)
@@ -409,6 +249,11 @@ void backend_link_pause_reading(struct backend_link *link, bool paused)
 void backend_link_close(struct backend_link *link)
 {
     link->ops = NULL;
+    timer_cancel(&link->conn.deadline);
+    if (resolver_request_pending(&link->conn.dns)) { /* no wsi yet */
+        backend_link_free(link);
+        return;
+    }
     if (link->state == BACKEND_LINK_CLOSING)
         return;
     if (link->conn.loop->destroying) { /* lws is closing every wsi itself (see backend_negotiate_cancel) */
@@ -474,10 +319,11 @@ static int link_callback(struct lws *wsi, enum lws_callback_reasons reason, void
         return 0;
     switch (reason) {
     case LWS_CALLBACK_CLIENT_APPEND_HANDSHAKE_HEADER:
-        return append_forwarded_headers(wsi, &link->conn.fwd, in, len);
+        return backend_conn_append_headers(wsi, &link->conn, in, len);
     case LWS_CALLBACK_CLIENT_ESTABLISHED:
         /* The headers were for the upgrade request only: an open link holds none of them. */
-        forwarded_free(&link->conn.fwd);
+        backend_conn_drop_headers(&link->conn);
+        backend_conn_worked(&link->conn);
         if (link->state == BACKEND_LINK_CLOSING)
             return -1;
         link->state = BACKEND_LINK_OPEN;
@@ -494,7 +340,9 @@ static int link_callback(struct lws *wsi, enum lws_callback_reasons reason, void
         link->conn.loop->stats.backend_failures++;
         char tls_why[256];
         const char *why = tls_backend_failure(wsi, tls_why, sizeof tls_why) ? tls_why : (const char *)in;
-        if (conn_ended(&link->conn, wsi)) {
+        if (link->ops)
+            backend_conn_failed(&link->conn);
+        if (backend_conn_ended(&link->conn, wsi)) {
             log_info("backend: WebSocket connection failed: %s", why ? why : "unknown error");
             link_report_closed(link, why ? why : "the backend refused the WebSocket connection");
             backend_link_free(link);
@@ -502,7 +350,7 @@ static int link_callback(struct lws *wsi, enum lws_callback_reasons reason, void
         return 0;
     }
     case LWS_CALLBACK_CLIENT_CLOSED:
-        if (conn_ended(&link->conn, wsi)) {
+        if (backend_conn_ended(&link->conn, wsi)) {
             link_report_closed(link, NULL);
             backend_link_free(link);
         }
@@ -512,7 +360,7 @@ static int link_callback(struct lws *wsi, enum lws_callback_reasons reason, void
          * backend_link_close because the client's handshake was refused
          * meanwhile) ends as an HTTP client: lws sends neither CLIENT_CLOSED
          * nor CONNECTION_ERROR, and without this the link leaked. */
-        if (conn_ended(&link->conn, wsi)) {
+        if (backend_conn_ended(&link->conn, wsi)) {
             link_report_closed(link, "the backend connection closed before the WebSocket was open");
             backend_link_free(link);
         }
@@ -522,18 +370,51 @@ static int link_callback(struct lws *wsi, enum lws_callback_reasons reason, void
     }
 }
 
+static void negotiate_kind_report(struct backend_conn *c, const char *why)
+{
+    negotiate_deliver((struct backend_negotiate *)c, why);
+}
+
+static void negotiate_kind_free(struct backend_conn *c)
+{
+    negotiate_free((struct backend_negotiate *)c);
+}
+
+static const struct backend_conn_kind negotiate_kind = { negotiate_kind_report, negotiate_kind_free, NULL };
+
+static void link_kind_report(struct backend_conn *c, const char *why)
+{
+    struct backend_link *link = (struct backend_link *)c;
+    link_report_closed(link, why);
+    link->state = BACKEND_LINK_CLOSING;
+}
+
+static void link_kind_free(struct backend_conn *c)
+{
+    backend_link_free((struct backend_link *)c);
+}
+
+static void link_kind_drain(struct backend_conn *c, const char *why)
+{
+    struct backend_link *link = (struct backend_link *)c;
+    link_report_closed(link, why);
+    backend_link_close(link); /* the backend hears a normal close once the queue is written */
+}
+
+static const struct backend_conn_kind link_kind = { link_kind_report, link_kind_free, link_kind_drain };
+
 void backend_wsi_destroyed(void *handle)
 {
     struct backend_conn *c = handle;
-    if (!conn_destroyed(c))
+    if (!backend_conn_destroyed(c))
         return; /* inside conn_start: the caller frees it */
     if (c->role == WSI_ROLE_BACKEND_LINK) {
         struct backend_link *link = handle;
-        link_report_closed(link, "the relay is shutting down");
+        link_report_closed(link, c->destroy_text);
         backend_link_free(link);
     } else if (c->role == WSI_ROLE_BACKEND_NEGOTIATE) {
         struct backend_negotiate *r = handle;
-        negotiate_deliver(r, "the relay is shutting down");
+        negotiate_deliver(r, c->destroy_text);
         negotiate_free(r);
     }
 }

@@ -19,37 +19,13 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "relay/backend_conn.h"
 #include "relay/config.h"
 #include "relay/http.h"
 #include "relay/loop.h"
 #include "relay/wsmsg.h"
 
 struct lws_protocols;
-
-/* The relay's client side toward backends: the loop its connections run on
- * and the local addresses they bind to in turn (--backend-source). */
-struct backends {
-    struct loop *loop;
-    char **sources;
-    unsigned source_count;
-    /* Negotiate requests and links take the addresses in turn, each kind on its
-     * own count: one count for both would give every link the same address
-     * whenever the count of addresses is even (each link follows a negotiate). */
-    unsigned source_next_negotiate;
-    unsigned source_next_link;
-};
-
-/* Parses the configured source addresses. False when out of memory. */
-bool backends_init(struct backends *b, struct loop *loop);
-void backends_free(struct backends *b);
-
-/* What a backend request carries from the client. Strings are copied. */
-struct backend_params {
-    const struct hub_route *route;
-    const char *query;          /* "name=value&..." already encoded, or "" */
-    const struct header_list *headers; /* the client's headers to pass on (copied) */
-    const char *forwarded_for;  /* value for X-Forwarded-For, or NULL */
-};
 
 /* status is the backend's HTTP status (0 if it could not be reached; then
  * error says why). body is valid only during the call. */
@@ -65,6 +41,11 @@ struct backend_negotiate *backend_negotiate_start(struct backends *b, const stru
                                                   backend_negotiate_cb cb, void *owner);
 /* The owner loses interest: no callback will follow. */
 void backend_negotiate_cancel(struct backend_negotiate *request);
+/* The same, because the backend took too long: its instance backs off. */
+void backend_negotiate_timed_out(struct backend_negotiate *request);
+/* Where the request went (valid in the callback): a link opened with this pin reaches the
+ * backend process that answered. */
+void backend_negotiate_pin(const struct backend_negotiate *request, struct backend_pin *pin);
 
 struct backend_link_ops {
     void (*opened)(void *owner);

@@ -6,10 +6,12 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+#include "containers/buf.h"
 #include "relay/log.h"
 
 #define RELAY_VERSION "0.1.0"
@@ -59,6 +61,8 @@ void config_init(struct relay_config *cfg)
     cfg->handshake_timeout_ms = 15000;
     cfg->negotiate_ttl_ms = 15000;
     cfg->backend_timeout_ms = 10000;
+    cfg->drain_timeout_ms = 30000;
+    cfg->probe_interval_ms = 5000;
     cfg->max_message_bytes = 4u << 20;
     cfg->max_buffered_bytes = 256u << 10;
     cfg->ws_read_buffer_bytes = 256;
@@ -70,8 +74,7 @@ static void hub_route_free(struct hub_route *h)
 {
     free(h->name);
     free(h->backend_url);
-    free(h->backend_host);
-    free(h->backend_path);
+    config_backends_free(h);
 }
 
 void config_free(struct relay_config *cfg)
@@ -96,50 +99,10 @@ void config_free(struct relay_config *cfg)
     free(cfg->tls_cert);
     free(cfg->tls_key);
     free(cfg->backend_ca);
+    free(cfg->dns_servers);
+    free(cfg->admin_address);
+    free(cfg->resolv_conf);
     memset(cfg, 0, sizeof *cfg);
-}
-
-/* "http://host[:port]/path" (also https, ws, wss) into the route's fields. */
-static enum config_result parse_backend_url(struct hub_route *h, const char *url, char *err,
-                                            size_t err_len)
-{
-    const char *rest;
-    if (STARTS_WITH_NOCASE(url, "http://") || STARTS_WITH_NOCASE(url, "ws://")) {
-        h->backend_tls = false;
-    } else if (STARTS_WITH_NOCASE(url, "https://") || STARTS_WITH_NOCASE(url, "wss://")) {
-        h->backend_tls = true;
-    } else {
-        return fail(err, err_len, "backend URL '%s' must start with http://, https://, ws:// or wss://", url);
-    }
-    rest = strstr(url, "://") + sizeof "://" - 1;
-    size_t host_len = strcspn(rest, ":/?#");
-    if (host_len == 0)
-        return fail(err, err_len, "backend URL '%s' has no host", url);
-    h->backend_host = strndup(rest, host_len);
-    rest += host_len;
-    h->backend_port = h->backend_tls ? 443 : 80;
-    if (*rest == ':') {
-        char *end;
-        errno = 0;
-        long port = strtol(rest + 1, &end, 10);
-        if (errno || end == rest + 1 || port < 1 || port > 65535)
-            return fail(err, err_len, "backend URL '%s' has a bad port", url);
-        h->backend_port = (int)port;
-        rest = end;
-    }
-    if (*rest == '?' || *rest == '#')
-        return fail(err, err_len, "backend URL '%s': query strings and fragments are not supported", url);
-    size_t path_len = strlen(rest);
-    while (path_len > 0 && rest[path_len - 1] == '/')
-        path_len--;
-    if (path_len == 0)
-        return fail(err, err_len, "backend URL '%s' has no hub path (e.g. http://127.0.0.1:5000/chat)", url);
-    h->backend_path = strndup(rest, path_len);
-    if (!h->backend_host || !h->backend_path) {
-        fprintf(stderr, "signalr-relay: out of memory\n");
-        exit(1);
-    }
-    return CONFIG_OK;
 }
 
 static bool hub_name_is_valid(const char *name, size_t len)
@@ -166,7 +129,7 @@ static enum config_result add_hub(struct relay_config *cfg, const char *name, si
     struct hub_route route = { 0 };
     route.name = strndup(name, name_len);
     route.backend_url = dup_or_die(url);
-    if (!route.name || parse_backend_url(&route, url, err, err_len) != CONFIG_OK) {
+    if (!route.name || config_parse_backends(&route, url, err, err_len) != CONFIG_OK) {
         hub_route_free(&route);
         return CONFIG_ERROR;
     }
@@ -197,7 +160,7 @@ enum config_result config_add_hub(struct relay_config *cfg, const char *spec, ch
 {
     const char *eq = strchr(spec, '=');
     if (!eq)
-        return fail(err, err_len, "--hub wants NAME=BACKEND_URL, got '%s'", spec);
+        return fail(err, err_len, "--hub wants NAME=BACKEND_URL[,BACKEND_URL...], got '%s'", spec);
     return add_hub(cfg, spec, (size_t)(eq - spec), eq + 1, err, err_len);
 }
 
@@ -302,21 +265,28 @@ static enum config_result add_service_key(struct relay_config *cfg, const char *
     return CONFIG_OK;
 }
 
-static enum config_result parse_listen(struct relay_config *cfg, const char *value, char *err,
-                                       size_t err_len)
+/* "ADDRESS:PORT" for `flag` into *address (replaced) and *port. */
+static enum config_result parse_address(const char *flag, const char *value, char **address, int *port_out,
+                                        char *err, size_t err_len)
 {
     const char *colon = strrchr(value, ':');
     if (!colon || colon == value)
-        return fail(err, err_len, "--listen wants ADDRESS:PORT (e.g. 127.0.0.1:8080), got '%s'", value);
+        return fail(err, err_len, "%s wants ADDRESS:PORT (e.g. 127.0.0.1:8080), got '%s'", flag, value);
     char *end;
     errno = 0;
     long port = strtol(colon + 1, &end, 10);
     if (errno || *end || end == colon + 1 || port < 0 || port > 65535)
-        return fail(err, err_len, "--listen '%s' has a bad port", value);
-    free(cfg->listen_address);
-    cfg->listen_address = strndup(value, (size_t)(colon - value));
-    cfg->listen_port = (int)port;
-    return cfg->listen_address ? CONFIG_OK : fail(err, err_len, "out of memory");
+        return fail(err, err_len, "%s '%s' has a bad port", flag, value);
+    free(*address);
+    *address = strndup(value, (size_t)(colon - value));
+    *port_out = (int)port;
+    return *address ? CONFIG_OK : fail(err, err_len, "out of memory");
+}
+
+static enum config_result parse_listen(struct relay_config *cfg, const char *value, char *err,
+                                       size_t err_len)
+{
+    return parse_address("--listen", value, &cfg->listen_address, &cfg->listen_port, err, err_len);
 }
 
 /* A path like "/prefix" (no trailing '/'; "" allowed when may_be_empty). */
@@ -383,6 +353,14 @@ static enum config_result parse_count(const char *flag, const char *value, size_
     return CONFIG_OK;
 }
 
+static enum config_result set_nonempty(const char *flag, char **field, const char *value, char *err, size_t err_len)
+{
+    if (!*value)
+        return fail(err, err_len, "%s wants a value, got an empty one", flag);
+    replace_string(field, value);
+    return CONFIG_OK;
+}
+
 static enum config_result set_log_level(struct relay_config *cfg, const char *value, char *err,
                                         size_t err_len)
 {
@@ -410,6 +388,14 @@ static enum config_result apply_setting(struct relay_config *cfg, const char *na
     if (strcmp(name, "client-timeout") == 0) return parse_seconds("--client-timeout", value, &cfg->client_timeout_ms, err, err_len);
     if (strcmp(name, "handshake-timeout") == 0) return parse_seconds("--handshake-timeout", value, &cfg->handshake_timeout_ms, err, err_len);
     if (strcmp(name, "negotiate-timeout") == 0) return parse_seconds("--negotiate-timeout", value, &cfg->negotiate_ttl_ms, err, err_len);
+    if (strcmp(name, "probe-interval") == 0) {
+        if (strcmp(value, "0") == 0) {
+            cfg->probe_interval_ms = 0;
+            return CONFIG_OK;
+        }
+        return parse_seconds("--probe-interval", value, &cfg->probe_interval_ms, err, err_len);
+    }
+    if (strcmp(name, "drain-timeout") == 0) return parse_seconds("--drain-timeout", value, &cfg->drain_timeout_ms, err, err_len);
     if (strcmp(name, "backend-timeout") == 0) return parse_seconds("--backend-timeout", value, &cfg->backend_timeout_ms, err, err_len);
     if (strcmp(name, "max-message-size") == 0) return parse_size("--max-message-size", value, &cfg->max_message_bytes, err, err_len);
     if (strcmp(name, "max-client-message-size") == 0)
@@ -429,6 +415,10 @@ static enum config_result apply_setting(struct relay_config *cfg, const char *na
     if (strcmp(name, "tls-cert") == 0) { replace_string(&cfg->tls_cert, value); return CONFIG_OK; }
     if (strcmp(name, "tls-key") == 0) { replace_string(&cfg->tls_key, value); return CONFIG_OK; }
     if (strcmp(name, "backend-ca") == 0) { replace_string(&cfg->backend_ca, value); return CONFIG_OK; }
+    if (strcmp(name, "admin-listen") == 0)
+        return parse_address("--admin-listen", value, &cfg->admin_address, &cfg->admin_port, err, err_len);
+    if (strcmp(name, "dns-servers") == 0) return set_nonempty("--dns-servers", &cfg->dns_servers, value, err, err_len);
+    if (strcmp(name, "resolv-conf") == 0) return set_nonempty("--resolv-conf", &cfg->resolv_conf, value, err, err_len);
     if (strcmp(name, "service-key") == 0) return add_service_key(cfg, value, err, err_len);
     if (strcmp(name, "app-negotiate") == 0) return add_app_negotiate(cfg, value, err, err_len);
     if (strcmp(name, "log-level") == 0) return set_log_level(cfg, value, err, err_len);
@@ -496,6 +486,7 @@ static char *read_whole_file(const char *path, size_t *len)
         n += got;
     } while (got > 0);
     fclose(f);
+    data[n] = '\0'; /* n < cap: the loop grows the buffer before it can fill up */
     *len = n;
     return data;
 }
@@ -503,9 +494,28 @@ static char *read_whole_file(const char *path, size_t *len)
 static enum config_result add_hub_member(struct relay_config *cfg, const cJSON *h, const char *path, char *err,
                                          size_t err_len)
 {
-    if (!cJSON_IsString(h))
-        return fail(err, err_len, "%s: hub \"%s\" must map to a URL string", path, h->string);
-    return add_hub(cfg, h->string, strlen(h->string), h->valuestring, err, err_len);
+    if (cJSON_IsString(h))
+        return add_hub(cfg, h->string, strlen(h->string), h->valuestring, err, err_len);
+    if (!cJSON_IsArray(h) || cJSON_GetArraySize(h) == 0)
+        return fail(err, err_len, "%s: hub \"%s\" must map to a URL string or a non-empty list of them", path,
+                    h->string);
+    struct buf list; /* the list form is the comma form */
+    buf_init(&list);
+    const cJSON *u;
+    cJSON_ArrayForEach(u, h) {
+        if (!cJSON_IsString(u) || strchr(u->valuestring, ',')) {
+            buf_free(&list);
+            return fail(err, err_len, "%s: hub \"%s\": each backend must be a URL string", path, h->string);
+        }
+        if ((list.len && !buf_append_byte(&list, ',')) || !buf_append_cstr(&list, u->valuestring)) {
+            buf_free(&list);
+            return fail(err, err_len, "out of memory");
+        }
+    }
+    enum config_result r = buf_append_byte(&list, '\0') ? add_hub(cfg, h->string, strlen(h->string), list.data, err, err_len)
+                                                        : fail(err, err_len, "out of memory");
+    buf_free(&list);
+    return r;
 }
 
 static enum config_result add_cors_member(struct relay_config *cfg, const cJSON *o, const char *path, char *err,
@@ -573,6 +583,47 @@ static enum config_result apply_json_member(struct relay_config *cfg, const cJSO
     return CONFIG_OK;
 }
 
+/* The line (from 1) of text[offset]. */
+static unsigned line_at(const char *text, size_t offset)
+{
+    unsigned line = 1;
+    for (size_t i = 0; i < offset && text[i]; i++)
+        line += text[i] == '\n';
+    return line;
+}
+
+/* Where "key" first appears in text from `from` on, or SIZE_MAX. */
+static size_t key_offset(const char *text, size_t from, const char *key)
+{
+    char quoted[300];
+    snprintf(quoted, sizeof quoted, "\"%s\"", key);
+    const char *at = strstr(text + from, quoted);
+    return at ? (size_t)(at - text) : SIZE_MAX;
+}
+
+/* Puts "line N: " before err: the line of the member that failed (or of the member of it the
+ * error names, for "hubs" and the other objects). */
+static void name_the_line(const char *text, const cJSON *item, char *err, size_t err_len)
+{
+    size_t at = key_offset(text, 0, item->string);
+    if (at == SIZE_MAX)
+        return;
+    const cJSON *child;
+    cJSON_ArrayForEach(child, item) {
+        char q1[300], q2[300];
+        snprintf(q1, sizeof q1, "\"%s\"", child->string ? child->string : "");
+        snprintf(q2, sizeof q2, "'%s'", child->string ? child->string : "");
+        size_t child_at = child->string ? key_offset(text, at, child->string) : SIZE_MAX;
+        if (child_at != SIZE_MAX && (strstr(err, q1) || strstr(err, q2))) {
+            at = child_at;
+            break;
+        }
+    }
+    char copy[512];
+    snprintf(copy, sizeof copy, "%s", err);
+    snprintf(err, err_len, "line %u: %s", line_at(text, at), copy);
+}
+
 enum config_result config_load_file(struct relay_config *cfg, const char *path, char *err,
                                     size_t err_len)
 {
@@ -585,14 +636,18 @@ enum config_result config_load_file(struct relay_config *cfg, const char *path, 
     if (!root || !cJSON_IsObject(root)) {
         size_t offset = end && end >= text ? (size_t)(end - text) : 0;
         cJSON_Delete(root);
+        enum config_result r = fail(err, err_len, "config file '%s' is not a JSON object (error near byte %zu, line %u)",
+                                    path, offset, line_at(text, offset));
         free(text);
-        return fail(err, err_len, "config file '%s' is not a JSON object (error near byte %zu)", path, offset);
+        return r;
     }
     enum config_result result = CONFIG_OK;
     const cJSON *item;
     cJSON_ArrayForEach(item, root) {
-        if ((result = apply_json_member(cfg, item, path, err, err_len)) != CONFIG_OK)
+        if ((result = apply_json_member(cfg, item, path, err, err_len)) != CONFIG_OK) {
+            name_the_line(text, item, err, err_len);
             break;
+        }
     }
     cJSON_Delete(root);
     free(text);
@@ -609,11 +664,13 @@ void config_print_help(FILE *out)
 "needs no change.\n"
 "\n"
 "Hubs (at least one is needed, unless service mode is on):\n"
-"  --hub NAME=URL            serve hub NAME at /NAME (case-insensitive) and forward it to\n"
+"  --hub NAME=URL[,URL...]   serve hub NAME at /NAME (case-insensitive) and forward it to\n"
 "                            the ASP.NET Core hub at URL, e.g. chat=http://127.0.0.1:5000/chat.\n"
-"                            Repeatable.\n"
+"                            Several URLs: instances of one hub; each new client goes to the\n"
+"                            one with the fewest connections, one that refuses or times out is\n"
+"                            left out for 2 s (doubling to 30 s). Repeatable.\n"
 "  --config FILE             read settings from a JSON file: the keys are the option names\n"
-"                            below without the dashes, plus \"hubs\": {\"NAME\": \"URL\"} and\n"
+"                            below without the dashes, plus \"hubs\": {\"NAME\": \"URL\" or [\"URL\",...]} and\n"
 "                            \"cors-origins\": [\"https://app.example\"], \"service-keys\": [\"KEY\"].\n"
 "                            Options after --config override the file.\n"
 "\n"
@@ -664,7 +721,12 @@ void config_print_help(FILE *out)
 "  --handshake-timeout S     close a client that sent no handshake within S seconds (15)\n"
 "  --negotiate-timeout S     forget a negotiated connection not used within S seconds (15)\n"
 "  --backend-timeout S       answer a negotiate 504 when its backend has not answered within\n"
-"                            S seconds (10)\n"
+"                            S seconds, and fail a backend WebSocket not open by then (10)\n"
+"  --probe-interval S        open (and close) a TCP connection to every backend instance every\n"
+"                            S seconds, so /readyz and the backoff follow backends that die\n"
+"                            or come back without client traffic; 0: off (5)\n"
+"  --drain-timeout S         when a reload (SIGHUP) removes a backend instance, end its clients'\n"
+"                            links after S seconds, with a close that allows reconnecting (30)\n"
 "\n"
 "Limits:\n"
 "  --max-message-size N      largest message accepted in either direction, bytes with\n"
@@ -702,13 +764,20 @@ void config_print_help(FILE *out)
 "  --backend-source-addresses A,B,...\n"
 "                            local addresses to open backend links from, round robin, so\n"
 "                            more than ~28k links can reach one backend (default: the kernel's)\n"
+"  --dns-servers IP[:PORT],...\n"
+"                            DNS servers for backend host names (default: resolv.conf's);\n"
+"                            names are resolved off the event loop and cached for their TTL\n"
+"  --resolv-conf FILE        read FILE instead of /etc/resolv.conf (servers, search, ndots)\n"
+"  --admin-listen ADDRESS:PORT\n"
+"                            serve /healthz, /readyz and /metrics there, and no longer on the\n"
+"                            public port (default: off, they are served on the public port)\n"
 "  --log-level LEVEL         error, warn, info (default) or debug\n"
 "  --help                    this text\n"
 "  --version                 the version\n"
 "\n"
 "Endpoints: POST /NAME/negotiate (negotiateVersion 0 and 1), GET /NAME with a WebSocket\n"
 "upgrade (JSON and MessagePack hub protocols), the legacy endpoint (negotiate, connect,\n"
-"reconnect, start, abort, ping over WebSockets), GET /metrics. Server-Sent Events and long\n"
+"reconnect, start, abort, ping over WebSockets), GET /metrics, /healthz, /readyz. Server-Sent Events and long\n"
 "polling are not served yet, for either kind of client. With --service-key also GET /server/\n"
 "(the apps' WebSockets), POST /client/negotiate (negotiateVersion 1) and GET /client/ with\n"
 "a WebSocket upgrade for Core clients.\n",

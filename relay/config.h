@@ -11,15 +11,22 @@
 #include <stddef.h>
 #include <stdio.h>
 
+/* One backend instance of a hub: "http://host[:port]/path" taken apart. */
+struct backend_target {
+    char *url;           /* this instance's URL, as configured */
+    bool tls;            /* https:// or wss:// */
+    char *host;          /* host name or address */
+    int port;
+    char *path;          /* with leading '/', no trailing '/' */
+};
+
 /* One hub the relay serves: clients reach it at /<prefix>/<name>, the relay
- * forwards to backend_url. */
+ * forwards to one of its backend instances (--hub NAME=URL1,URL2,...). */
 struct hub_route {
     char *name;          /* as configured; matched case-insensitively */
-    char *backend_url;   /* as configured, e.g. http://127.0.0.1:5000/chat */
-    bool backend_tls;    /* https:// or wss:// */
-    char *backend_host;  /* host name or address */
-    int backend_port;
-    char *backend_path;  /* with leading '/', no trailing '/' */
+    char *backend_url;   /* as configured: the URL, or the comma-separated list */
+    struct backend_target *targets; /* target_count >= 1 of them, in configured order */
+    size_t target_count;
     bool app_negotiate;  /* service mode (--app-negotiate): only negotiate is forwarded, and the
                             app's answer (a redirect to /client/) goes back as it is */
 };
@@ -34,6 +41,10 @@ struct relay_config {
     size_t cors_origin_count;
     char *token_secret;          /* signs connection tokens; random per process if NULL */
     char *backend_source_addresses; /* comma list of local addresses for backend links, or NULL */
+    char *dns_servers;           /* "IP[:PORT],..." for backend host names, or NULL: resolv.conf's */
+    char *resolv_conf;           /* a resolv.conf to read instead of /etc/resolv.conf, or NULL */
+    char *admin_address;         /* --admin-listen: /healthz, /readyz, /metrics there only; NULL: public port */
+    int admin_port;
     char **service_keys;         /* service mode's AccessKeys (several: rotation); none = off */
     size_t service_key_count;
     char *tls_cert;              /* PEM certificate (and chain) clients see: the listener speaks TLS; NULL: plain */
@@ -50,7 +61,9 @@ struct relay_config {
     unsigned client_timeout_ms;   /* Core client timeout (30 s) */
     unsigned handshake_timeout_ms;/* Core handshake timeout (15 s) */
     unsigned negotiate_ttl_ms;    /* unused negotiate tokens expire (15 s) */
-    unsigned backend_timeout_ms;  /* a backend's answer to a negotiate may take this long (10 s) */
+    unsigned probe_interval_ms;   /* TCP connect to every backend instance this often (5 s); 0: off */
+    unsigned drain_timeout_ms;    /* links to a backend instance removed by a reload end after this (30 s) */
+    unsigned backend_timeout_ms;  /* a backend's answer (negotiate, WebSocket upgrade) may take this long (10 s) */
     size_t max_message_bytes;     /* one hub message / WebSocket message, either direction */
     size_t max_client_message_bytes; /* from clients; 0 = max_message_bytes (config_client_message_limit) */
     size_t max_hub_message_bytes;    /* from backends and apps; 0 = max_message_bytes (config_hub_message_limit) */
@@ -80,6 +93,11 @@ enum config_result config_add_hub(struct relay_config *cfg, const char *spec, ch
 /* The server methods configured for hub name (--hub-methods, the last one
  * given): "M1,M2,...", or NULL when none were. */
 const char *config_hub_methods(const struct relay_config *cfg, const char *name);
+
+/* The route's backends from "URL1,URL2,..." (relay/config_backends.c); config_backends_free
+ * releases them. */
+enum config_result config_parse_backends(struct hub_route *h, const char *list, char *err, size_t err_len);
+void config_backends_free(struct hub_route *h);
 
 const struct hub_route *config_find_hub(const struct relay_config *cfg, const char *name,
                                         size_t name_len);

@@ -21,7 +21,7 @@ static void set_text_reply(struct negotiation *n, unsigned status, const char *t
  * gets 504 naming the hub rather than a connection closed without a word. */
 static void backend_too_slow(struct negotiation *n)
 {
-    backend_negotiate_cancel(n->request);
+    backend_negotiate_timed_out(n->request);
     n->request = NULL;
     n->table->loop->stats.backend_failures++;
     char text[512];
@@ -85,7 +85,7 @@ static void set_text_reply(struct negotiation *n, unsigned status, const char *t
 
 /* The backend answered 200 with a negotiate body: remember its id/token and
  * give the client the relay's own token for them. */
-static void accept_backend_reply(struct negotiation *n, const char *body, size_t len)
+static void accept_backend_reply(struct negotiation *n, const struct backend_pin *pin, const char *body, size_t len)
 {
     struct negotiate_response resp;
     struct proto_error err = { 0 };
@@ -106,7 +106,10 @@ static void accept_backend_reply(struct negotiation *n, const char *body, size_t
     } else {
         n->backend_connection_id = strndup(resp.connection_id.ptr, resp.connection_id.len);
         struct span backend_token = resp.version > 0 ? resp.connection_token : resp.connection_id;
-        n->backend_token = strndup(backend_token.ptr, backend_token.len);
+        char *token = strndup(backend_token.ptr, backend_token.len);
+        /* The client's WebSocket goes to the backend process that answered (see backend_pin_join). */
+        n->backend_token = token ? backend_pin_join(pin, token) : NULL;
+        free(token);
         bool minted = n->client_version > 0 ? conn_id_generate(n->token)
                                             : (snprintf(n->token, sizeof n->token, "%s", n->backend_connection_id) > 0);
         struct negotiate_reply reply = {
@@ -132,6 +135,8 @@ static void accept_backend_reply(struct negotiation *n, const char *body, size_t
 static void backend_negotiated(void *owner, unsigned status, const char *body, size_t len, const char *error)
 {
     struct negotiation *n = owner;
+    struct backend_pin pin;
+    backend_negotiate_pin(n->request, &pin);
     n->request = NULL;
     timer_cancel(&n->expiry); /* the backend timeout; a token's expiry is armed below */
     if (status == 0 && strncmp(error, TLS_BACKEND_REFUSED, strlen(TLS_BACKEND_REFUSED)) == 0) {
@@ -151,7 +156,7 @@ static void backend_negotiated(void *owner, unsigned status, const char *body, s
         /* Service mode: the app's answer is a redirect to the relay's /client/ with its token. */
         set_reply(n, 200, "application/json", body, len);
     } else if (status == 200) {
-        accept_backend_reply(n, body, len);
+        accept_backend_reply(n, &pin, body, len);
     } else {
         /* 401/403/404 and friends: the client sees what it would have seen. */
         set_reply(n, status, "text/plain", body, len);
@@ -200,7 +205,7 @@ int core_negotiate_begin(struct core_negotiations *table, struct lws *wsi, const
     struct header_list headers;
     header_list_capture(&headers, wsi);
     http_forwarded_for(wsi, forwarded_for, sizeof forwarded_for);
-    struct backend_params params = { hub, query.data, &headers, forwarded_for };
+    struct backend_params params = { hub, query.data, &headers, forwarded_for, 0, NULL }; /* timed here: backend_too_slow */
     n->request = backend_negotiate_start(table->backends, &params, backend_negotiated, n);
     header_list_free(&headers);
     buf_free(&query);

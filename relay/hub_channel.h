@@ -100,8 +100,9 @@ struct hub_channel_client {
      * a client negotiate: the backend assigns it). Service mode: required. */
     const char *connection_id;
     /* What the relay's negotiate step left for this connection, or NULL.
-     * Proxy mode: the backend's connection token (NULL: the channel
-     * negotiates itself). Service mode: unused. */
+     * Proxy mode: the backend's connection token, with the backend instance
+     * and address that issued it (relay/backend_conn.h, backend_pin_join)
+     * (NULL: the channel negotiates itself). Service mode: unused. */
     const char *negotiated_token;
     /* The client's identity as the relay verified it: service mode sends
      * these as OpenConnection claims; proxy mode ignores them (the backend

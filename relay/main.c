@@ -20,6 +20,14 @@ static void on_signal(int signo)
         relay_stop(running_relay);
 }
 
+/* SIGHUP: reread the TLS certificate and the configuration (on the loop: relay_reload). */
+static void on_sighup(int signo)
+{
+    (void)signo;
+    if (running_relay)
+        relay_request_reload(running_relay);
+}
+
 static void install_signal_handlers(void)
 {
     struct sigaction sa;
@@ -27,6 +35,8 @@ static void install_signal_handlers(void)
     sa.sa_handler = on_signal;
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+    sa.sa_handler = on_sighup;
+    sigaction(SIGHUP, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
 }
 
@@ -61,6 +71,7 @@ int main(int argc, char **argv)
         config_free(&cfg);
         return 1;
     }
+    relay_enable_reload(relay, argc, argv);
     running_relay = relay;
     install_signal_handlers();
     relay_run(relay);

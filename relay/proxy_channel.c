@@ -30,6 +30,13 @@ struct proxy_channel {
 static const struct hub_channel_class proxy_class;
 static const struct backend_link_ops proxy_link_ops;
 
+/* Every backend request of a proxy channel is bounded by --backend-timeout
+ * (a client's own negotiate is bounded by relay/core_negotiate.c). */
+static unsigned ep_timeout(const struct proxy_endpoint *ep)
+{
+    return ep->backends->loop->cfg->backend_timeout_ms;
+}
+
 static void pending_free(struct proxy_pending *p)
 {
     if (!p)
@@ -69,6 +76,8 @@ static bool proxy_link(struct proxy_channel *ch, const struct backend_params *pa
 static void proxy_negotiated(void *owner, unsigned status, const char *body, size_t len, const char *error)
 {
     struct proxy_channel *ch = owner;
+    struct backend_pin pin; /* the link goes where the negotiate went */
+    backend_negotiate_pin(ch->negotiating, &pin);
     ch->negotiating = NULL;
     char why[300];
     if (status != 200) {
@@ -98,7 +107,7 @@ static void proxy_negotiated(void *owner, unsigned status, const char *body, siz
         return;
     }
     struct hub_client_copy *c = ch->pending->client;
-    struct backend_params params = { ch->ep->route, c->query, &c->headers, c->forwarded_for };
+    struct backend_params params = { ch->ep->route, c->query, &c->headers, c->forwarded_for, ep_timeout(ch->ep), &pin };
     bool linked = proxy_link(ch, &params, backend_token);
     free(backend_token);
     pending_free(ch->pending);
@@ -119,9 +128,13 @@ static struct hub_channel *proxy_open(struct hub_endpoint *base, const struct hu
     }
     hub_channel_init(&ch->base, &proxy_class, ops, owner);
     ch->ep = ep;
-    struct backend_params params = { ep->route, client->query, client->headers, client->forwarded_for };
+    struct backend_params params = { ep->route, client->query, client->headers, client->forwarded_for, ep_timeout(ep),
+                                     NULL };
     if (client->negotiated_token) {
-        if (!proxy_link(ch, &params, client->negotiated_token)) {
+        struct backend_pin pin; /* where the relay's negotiate went */
+        const char *token = backend_pin_split(client->negotiated_token, &pin);
+        params.pin = &pin;
+        if (!proxy_link(ch, &params, token)) {
             *why = "the WebSocket connection could not be started";
             proxy_free(ch);
             return NULL;

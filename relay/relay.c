@@ -83,6 +83,75 @@ static const char *service_route(const struct relay *relay, const char *path, co
     return path + n;
 }
 
+/* GET /readyz: 200 when every proxied hub has a backend instance that is reachable as far as
+ * the relay knows (its last connection worked, or none was tried yet) and every hub an app
+ * connected in service mode still has a server connection, else 503; one line per hub. */
+static int serve_readyz(struct relay *relay, struct lws *wsi)
+{
+    struct buf out;
+    buf_init(&out);
+    bool ready = true;
+    const struct backend_pools *pools = &relay->backends.pools;
+    for (const struct list_node *node = pools->hubs.next; node != &pools->hubs; node = node->next) {
+        const struct backend_pool *p = list_container_of(node, const struct backend_pool, link);
+        if (p->removed)
+            continue;
+        size_t reachable = backend_pool_reachable(p);
+        ready = ready && reachable > 0;
+        char line[512];
+        int n = snprintf(line, sizeof line, "hub %s: %s (%zu of %zu backend instance%s reachable)\n", p->name,
+                         reachable ? "ready" : "not ready", reachable, p->count, p->count == 1 ? "" : "s");
+        buf_append(&out, line, n > 0 ? (size_t)n : 0);
+    }
+    /* Service mode: each hub an app has connected, ready while it has a server connection. */
+    for (const struct list_node *node = relay->service.hubs.next; relay->service.enabled && node != &relay->service.hubs;
+         node = node->next) {
+        const struct service_hub *hub = list_container_of(node, const struct service_hub, link);
+        size_t servers = hub->model.server_count;
+        ready = ready && servers > 0;
+        char line[512];
+        int n = snprintf(line, sizeof line, "app hub %s: %s (%zu server connection%s)\n", hub->key,
+                         servers ? "ready" : "not ready", servers, servers == 1 ? "" : "s");
+        buf_append(&out, line, n > 0 ? (size_t)n : 0);
+    }
+    struct buf body;
+    buf_init(&body);
+    buf_append_cstr(&body, ready ? "ready\n" : "not ready\n");
+    buf_append(&body, out.data ? out.data : "", out.len);
+    int rc = http_respond(relay->loop.cfg, wsi, ready ? 200 : 503, "text/plain; charset=utf-8", body.data, body.len);
+    buf_free(&out);
+    buf_free(&body);
+    return rc;
+}
+
+/* /healthz (the process answers), /readyz, /metrics; *served false when path is none of them. */
+static int route_admin(struct relay *relay, struct lws *wsi, const char *path, enum http_method method, bool *served)
+{
+    *served = true;
+    if (strcmp(path, "/metrics") == 0 && method == HTTP_GET)
+        return serve_metrics(relay, wsi);
+    if (strcmp(path, "/healthz") == 0 && method == HTTP_GET)
+        return respond_text(relay, wsi, 200, "ok");
+    if (strcmp(path, "/readyz") == 0 && method == HTTP_GET)
+        return serve_readyz(relay, wsi);
+    *served = false;
+    return 0;
+}
+
+/* The --admin-listen address: the admin paths only. */
+static int admin_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in, size_t len)
+{
+    if (reason != LWS_CALLBACK_HTTP)
+        return reason == LWS_CALLBACK_HTTP_CONFIRM_UPGRADE ? -1 : lws_callback_http_dummy(wsi, reason, user, in, len);
+    struct relay *relay = lws_context_user(lws_get_context(wsi));
+    char path[1024];
+    bool served;
+    if (!http_request_path(wsi, path, sizeof path))
+        return respond_text(relay, wsi, 414, "URI Too Long");
+    int rc = route_admin(relay, wsi, path, http_request_method(wsi), &served);
+    return served ? rc : respond_text(relay, wsi, 404, "Not Found");
+}
+
 static int route_http(struct relay *relay, struct lws *wsi)
 {
     char path[1024];
@@ -92,8 +161,12 @@ static int route_http(struct relay *relay, struct lws *wsi)
         return respond_text(relay, wsi, 503, refusal);
     if (!http_request_path(wsi, path, sizeof path))
         return respond_text(relay, wsi, 414, "URI Too Long");
-    if (strcmp(path, "/metrics") == 0 && method == HTTP_GET)
-        return serve_metrics(relay, wsi);
+    if (!relay->loop.cfg->admin_address) { /* no admin address: served here, as before it existed */
+        bool served;
+        int rc = route_admin(relay, wsi, path, method, &served);
+        if (served)
+            return rc;
+    }
     const char *client_suffix = service_route(relay, path, "/client");
     if (client_suffix)
         return service_client_http(&relay->service, wsi, client_suffix);
@@ -168,7 +241,7 @@ static int confirm_upgrade(struct relay *relay, struct lws *wsi)
     int id_len = http_query_arg(wsi, "id", id, sizeof id);
     if (id_len > 0) {
         n = core_negotiation_take(&relay->negotiations, id);
-        if (n && n->hub != hub) {
+        if (n && strcasecmp(n->hub->name, hub->name) != 0) { /* by name: a reload may have come between */
             core_negotiation_free(n);
             n = NULL;
         }
@@ -211,6 +284,8 @@ static void detach_and_destroy(struct lws *wsi, void *owner)
     case WSI_ROLE_NONE: break;
     }
 }
+
+static void relay_reload(struct relay *relay);
 
 static int server_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in, size_t len)
 {
@@ -281,6 +356,10 @@ static int server_callback(struct lws *wsi, enum lws_callback_reasons reason, vo
          * ev_run() until someone breaks it, so stopping means breaking it here. */
         if (relay->stopping)
             loop_break(&relay->loop);
+        else if (relay->reload_requested) {
+            relay->reload_requested = false;
+            relay_reload(relay);
+        }
         return 0;
     default:
         return 0;
@@ -295,26 +374,27 @@ static int server_callback(struct lws *wsi, enum lws_callback_reasons reason, vo
 #define DRAIN_MAX_MS 2000
 #define DRAIN_CHECK_MS 50
 
-/* SIGHUP (the one signal handler of libev's loop): the listener's certificate is read again. */
-static void on_sighup(struct ev_loop *ev, ev_signal *w, int revents)
+/* --admin-listen: a second vhost on the same context, serving only the admin paths. */
+static bool start_admin(struct relay *relay)
 {
-    (void)ev;
-    (void)revents;
-    struct relay *relay = w->data;
-    tls_reload(&relay->tls);
-}
-
-static void sighup_watch(struct relay *relay)
-{
-    if (!relay->loop.ev) {
-        if (relay->tls.cert_path)
-            log_warn("relay: without the libev loop SIGHUP does not reload the certificate");
-        return;
+    const struct relay_config *cfg = relay->loop.cfg;
+    if (!cfg->admin_address)
+        return true;
+    relay->admin_protocols[0] = (struct lws_protocols){ "http-admin", admin_callback, 0, 0, 0, NULL, 0 };
+    relay->admin_protocols[1] = (struct lws_protocols){ NULL, NULL, 0, 0, 0, NULL, 0 };
+    struct lws_context_creation_info info;
+    memset(&info, 0, sizeof info);
+    info.port = cfg->admin_port;
+    info.iface = cfg->admin_address;
+    info.protocols = relay->admin_protocols;
+    info.vhost_name = "admin";
+    info.retry_and_idle_policy = &loop_lws_retry_policy;
+    if (!lws_create_vhost(relay->loop.lws, &info)) {
+        log_error("relay: cannot listen on %s:%d for --admin-listen", cfg->admin_address, cfg->admin_port);
+        return false;
     }
-    ev_signal_init(&relay->sighup, on_sighup, SIGHUP);
-    relay->sighup.data = relay;
-    ev_signal_start(relay->loop.ev, &relay->sighup);
-    ev_unref(relay->loop.ev); /* a signal watcher alone does not keep the loop running */
+    log_info("relay: /healthz, /readyz and /metrics at http://%s:%d", cfg->admin_address, cfg->admin_port);
+    return true;
 }
 
 int relay_start(struct relay *relay, const struct relay_config *cfg)
@@ -387,7 +467,8 @@ int relay_start(struct relay *relay, const struct relay_config *cfg)
                   cfg->listen_address, cfg->listen_port);
         return -1;
     }
-    sighup_watch(relay);
+    if (!backends_start_resolver(&relay->backends) || !start_admin(relay))
+        return -1;
     const char *s = relay->tls.cert_path ? "s" : "";
     log_info("relay: listening on http%s://%s:%d%s", s, cfg->listen_address, cfg->listen_port, cfg->path_prefix);
     if (cfg->legacy_path[0])
@@ -446,13 +527,139 @@ void relay_stop(struct relay *relay)
     loop_wake(&relay->loop);
 }
 
+/* ---------------------------------------------------------------- reload */
+
+/* What a reload replaced: kept until relay_destroy, because connections made under it still
+ * point into it (routes, endpoints). A few hundred bytes a hub, per reload. */
+struct relay_retired {
+    struct relay_retired *next;
+    struct relay_config *cfg;          /* NULL: main's, which main frees */
+    struct proxy_endpoint *endpoints;
+};
+
+void relay_enable_reload(struct relay *relay, int argc, char **argv)
+{
+    relay->argc = argc;
+    relay->argv = argv;
+}
+
+void relay_request_reload(struct relay *relay)
+{
+    relay->reload_requested = true;
+    loop_wake(&relay->loop);
+}
+
+static bool same_text(const char *a, const char *b)
+{
+    return (!a && !b) || (a && b && strcmp(a, b) == 0);
+}
+
+static void keep_string(char **now, const char *before, const char *what, bool *kept)
+{
+    if (same_text(*now, before))
+        return;
+    log_warn("relay: reload: %s changes only with a restart; keeping the running value", what);
+    free(*now);
+    *now = before ? strdup(before) : NULL;
+    *kept = true;
+}
+
+/* Settings read once at start keep their running values in the new configuration. */
+static bool keep_restart_only(const struct relay_config *old, struct relay_config *cfg)
+{
+    bool kept = false;
+    if (!same_text(old->listen_address, cfg->listen_address) || old->listen_port != cfg->listen_port)
+        keep_string(&cfg->listen_address, old->listen_address, "--listen", &kept);
+    cfg->listen_port = old->listen_port;
+    if (!same_text(old->admin_address, cfg->admin_address) || old->admin_port != cfg->admin_port)
+        keep_string(&cfg->admin_address, old->admin_address, "--admin-listen", &kept);
+    cfg->admin_port = old->admin_port;
+    keep_string(&cfg->token_secret, old->token_secret, "--token-secret", &kept);
+    keep_string(&cfg->backend_source_addresses, old->backend_source_addresses, "--backend-source-addresses", &kept);
+    keep_string(&cfg->dns_servers, old->dns_servers, "--dns-servers", &kept);
+    keep_string(&cfg->resolv_conf, old->resolv_conf, "--resolv-conf", &kept);
+    /* The certificate files are reread (tls_reload); where they are is fixed at start. */
+    keep_string(&cfg->tls_cert, old->tls_cert, "--tls-cert", &kept);
+    keep_string(&cfg->tls_key, old->tls_key, "--tls-key", &kept);
+    keep_string(&cfg->backend_ca, old->backend_ca, "--backend-ca", &kept);
+    cfg->ws_read_buffer_bytes = old->ws_read_buffer_bytes;
+    bool keys_same = old->service_key_count == cfg->service_key_count;
+    for (size_t i = 0; keys_same && i < old->service_key_count; i++)
+        keys_same = strcmp(old->service_keys[i], cfg->service_keys[i]) == 0;
+    if (!keys_same) {
+        log_warn("relay: reload: --service-key changes only with a restart; keeping the running keys");
+        for (size_t i = 0; i < cfg->service_key_count; i++)
+            free(cfg->service_keys[i]);
+        free(cfg->service_keys);
+        cfg->service_keys = calloc(old->service_key_count ? old->service_key_count : 1, sizeof *cfg->service_keys);
+        cfg->service_key_count = 0;
+        for (size_t i = 0; cfg->service_keys && i < old->service_key_count; i++)
+            if ((cfg->service_keys[cfg->service_key_count] = strdup(old->service_keys[i])))
+                cfg->service_key_count++;
+        kept = true;
+    }
+    return kept;
+}
+
+/* SIGHUP: the listener's certificate and the configuration read again, checked, and put in
+ * place for new connections. */
+static void relay_reload(struct relay *relay)
+{
+    tls_reload(&relay->tls);
+    if (!relay->argv) {
+        log_warn("relay: reload requested, but this relay was started without a command line to reread");
+        return;
+    }
+    struct relay_config *cfg = malloc(sizeof *cfg);
+    struct relay_retired *retired = calloc(1, sizeof *retired);
+    char err[512] = "out of memory";
+    if (cfg)
+        config_init(cfg);
+    enum config_result r = cfg ? config_parse_args(cfg, relay->argc, relay->argv, err, sizeof err) : CONFIG_ERROR;
+    if (r == CONFIG_OK && cfg->hub_count == 0 && cfg->service_key_count == 0) {
+        snprintf(err, sizeof err, "no hub configured");
+        r = CONFIG_ERROR;
+    }
+    struct proxy_endpoint *endpoints = r == CONFIG_OK ? calloc(cfg->hub_count ? cfg->hub_count : 1, sizeof *endpoints) : NULL;
+    if (r != CONFIG_OK || !retired || !endpoints) {
+        log_error("relay: configuration reload refused, the running configuration stays: %s", err);
+        if (cfg)
+            config_free(cfg);
+        free(cfg);
+        free(retired);
+        free(endpoints);
+        return;
+    }
+    const struct relay_config *old = relay->loop.cfg;
+    keep_restart_only(old, cfg);
+    for (size_t i = 0; i < cfg->hub_count; i++)
+        proxy_endpoint_init(&endpoints[i], &relay->backends, &cfg->hubs[i]);
+    /* Legacy hubs (a fixed table) follow their hub's new endpoint. */
+    for (size_t i = 0; i < relay->legacy.hub_count; i++) {
+        const char *name = relay->legacy.hubs[i].endpoint->name;
+        const struct hub_route *route = config_find_hub(cfg, name, strlen(name));
+        if (route)
+            relay->legacy.hubs[i].endpoint = &endpoints[route - cfg->hubs].base;
+    }
+    retired->cfg = relay->owned_cfg;
+    retired->endpoints = relay->endpoints;
+    retired->next = relay->retired;
+    relay->retired = retired;
+    relay->owned_cfg = cfg;
+    relay->loop.cfg = cfg;
+    relay->endpoints = endpoints;
+    if (!backends_apply_config(&relay->backends))
+        log_error("relay: reload: out of memory while updating the backend instances");
+    log_set_level((enum log_level)cfg->log_level);
+    log_info("relay: configuration reloaded: %zu hub%s", cfg->hub_count, cfg->hub_count == 1 ? "" : "s");
+    for (size_t i = 0; i < cfg->hub_count; i++)
+        log_info("relay: hub %s -> %s", cfg->hubs[i].name, cfg->hubs[i].backend_url);
+}
+
 void relay_destroy(struct relay *relay)
 {
+    backends_stop_resolver(&relay->backends); /* lookups still waiting fail while the context is up */
     legacy_table_free(&relay->legacy);
-    if (relay->loop.ev && relay->sighup.data) {
-        ev_ref(relay->loop.ev);
-        ev_signal_stop(relay->loop.ev, &relay->sighup);
-    }
     listener_close(&relay->listener);
     loop_destroy(&relay->loop); /* closes every connection through the callbacks */
     listener_free(&relay->listener);
@@ -462,6 +669,19 @@ void relay_destroy(struct relay *relay)
     backends_free(&relay->backends);
     free(relay->endpoints);
     relay->endpoints = NULL;
+    while (relay->retired) {
+        struct relay_retired *r = relay->retired;
+        relay->retired = r->next;
+        if (r->cfg)
+            config_free(r->cfg);
+        free(r->cfg);
+        free(r->endpoints);
+        free(r);
+    }
+    if (relay->owned_cfg)
+        config_free(relay->owned_cfg);
+    free(relay->owned_cfg);
+    relay->owned_cfg = NULL;
     service_free(&relay->service);
 }
 
@@ -508,6 +728,7 @@ static void relay_render_metrics(struct relay *relay, struct buf *out)
         (unsigned long long)relay->listener.stats.accept_pauses,
         (unsigned long long)relay->listener.stats.unidentified_closed, timer_wheel_armed(&relay->loop.wheel));
     buf_append(out, text, n > 0 ? (size_t)n : 0);
+    backend_pools_render_metrics(&relay->backends.pools, clock_now_ms(), out);
     service_render_metrics(&relay->service, out);
     tls_render_metrics(&relay->tls, out);
 }

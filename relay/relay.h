@@ -40,13 +40,18 @@ struct relay {
     struct legacy_table legacy;       /* legacy connections, their tokens and per-hub state */
     struct service service;           /* service mode: the apps' hubs, server connections, clients */
     struct tls_front tls;             /* --tls-cert: the listener's certificate and its reload */
-    ev_signal sighup;                 /* with libev: SIGHUP reloads the certificate */
 
     struct lws_protocols protocols[4]; /* lws keeps a pointer: lives as long as the context */
+    struct lws_protocols admin_protocols[2]; /* --admin-listen's vhost: the same */
     struct timer_entry drain_timer;   /* shutdown: checks whether everything closed */
     uint64_t drain_deadline;
     bool drained;
     volatile bool stopping;
+    volatile bool reload_requested;   /* SIGHUP: reread the configuration on the loop */
+    int argc;                         /* what the configuration is reread from (relay_enable_reload) */
+    char **argv;
+    struct relay_retired *retired;    /* configurations and endpoints replaced by reloads */
+    struct relay_config *owned_cfg;   /* the configuration a reload made (NULL: main's is in use) */
 };
 
 /* Creates the lws context and starts listening. Returns 0, or -1 after logging why. */
@@ -54,6 +59,17 @@ int relay_start(struct relay *relay, const struct relay_config *cfg);
 /* Runs the event loop until relay_stop() (e.g. from a signal). */
 void relay_run(struct relay *relay);
 void relay_stop(struct relay *relay);
+/* Rereading the configuration on relay_request_reload takes the command line again (the
+ * --config file is read where it appears in it). argv must outlive the relay. */
+void relay_enable_reload(struct relay *relay, int argc, char **argv);
+/* From a signal handler: reread the configuration on the loop. Hubs added, removed or
+ * re-pointed and settings changed apply to new connections; established ones stay (those of
+ * a removed backend instance drain: --drain-timeout). A configuration with an error is
+ * refused with a log line naming it, and the running one stays. Settings that only a restart
+ * can change (listen addresses, token secret, DNS, source addresses, service keys, read
+ * buffer) keep their running values, with a warning. Legacy clients see re-pointed hubs;
+ * hubs added or removed reach them after a restart. */
+void relay_request_reload(struct relay *relay);
 /* Closes every connection and frees everything relay_start made. */
 void relay_destroy(struct relay *relay);
 

@@ -36,8 +36,10 @@ BOTTOM, MIDDLE, TOP = 0, 1, 2
 LAYER_NAMES = {BOTTOM: "bottom", MIDDLE: "middle", TOP: "top"}
 RELAY_LAYERS = {
     "clock": BOTTOM, "log": BOTTOM, "config": BOTTOM, "loop": BOTTOM, "listener": BOTTOM, "wsmsg": BOTTOM,
-    "http": BOTTOM, "wsi_role": BOTTOM, "tls": BOTTOM,
-    "hub_channel": MIDDLE, "backend": MIDDLE, "proxy_channel": MIDDLE,
+    "http": BOTTOM, "wsi_role": BOTTOM, "tls": BOTTOM, "resolver": BOTTOM, "ares_ev": BOTTOM,
+    "config_backends": BOTTOM,
+    "hub_channel": MIDDLE, "backend": MIDDLE, "backend_conn": MIDDLE, "backend_pool": MIDDLE,
+    "backend_probe": MIDDLE, "proxy_channel": MIDDLE,
     "service": MIDDLE, "service_channel": MIDDLE, "service_server": MIDDLE,
     "core_negotiate": TOP, "core_session": TOP, "legacy": TOP, "legacy_session": TOP, "legacy_link": TOP,
     "legacy_start": TOP, "relay": TOP, "main": TOP, "service_client": TOP,

@@ -9,8 +9,9 @@ import { freePort, httpRequest, pollUntil, withTimeout } from "./common.mjs";
 
 const SANITIZER_REPORT = /ERROR: (Address|Leak)Sanitizer|runtime error:/;
 
-// Starts `bin` with `args`, output to a log file, and waits until GET `ready(port)` answers 200
-// (through `probe(url)`, a promise of the status, when given: e.g. over TLS with a test CA).
+// Starts `bin` with `args`, output to a log file, and waits until GET `ready` (a path on `port`, or a
+// whole URL) answers 200 (through `probe(url)`, a promise of the status, when given: e.g. over TLS
+// with a test CA).
 // Returns { pid, port, url, log, exited (a promise of the exit code or signal), stop() }.
 export async function startProcess(bin, args, { port = null, ready = "/metrics", env = {}, timeoutMs = 30000, name = path.basename(bin),
     scheme = "http", probe = null } = {}) {
@@ -28,7 +29,7 @@ export async function startProcess(bin, args, { port = null, ready = "/metrics",
     try {
         await pollUntil(async () => {
             if (gone !== null) return { exited: gone };
-            return get(`${url}${ready}`).then((status) => status, () => 0);
+            return get(/^https?:/.test(ready) ? ready : `${url}${ready}`).then((status) => status, () => 0);
         }, (v) => v === 200 || v?.exited !== undefined, `${name} to answer ${ready}`, timeoutMs, 100);
     } catch (e) {
         child.kill("SIGKILL");
@@ -67,12 +68,12 @@ function readTail(file, lines = 40) {
 // A signalr-relay (RELAY_BIN, the build scripts/relay-tests.sh uses) on a free port of 127.0.0.1
 // with `args` after --listen; the sanitizer options match scripts/lib/relay.sh. A relay with
 // --tls-cert needs scheme "https" and a probe that trusts its CA.
-export async function startRelay(args, { port = null, env = {}, scheme = "http", probe = null } = {}) {
+export async function startRelay(args, { port = null, env = {}, scheme = "http", probe = null, ready = "/metrics" } = {}) {
     const bin = process.env.RELAY_BIN;
     if (!bin) throw new Error("RELAY_BIN is not set: run the suite through scripts/relay-tests.sh");
     const p = port ?? await freePort();
     return startProcess(bin, ["--listen", `127.0.0.1:${p}`, ...args], {
-        port: p, name: "signalr-relay", scheme, probe,
+        port: p, name: "signalr-relay", scheme, probe, ready,
         env: {
             ASAN_OPTIONS: process.env.ASAN_OPTIONS || "detect_leaks=1:abort_on_error=0:exitcode=23",
             UBSAN_OPTIONS: process.env.UBSAN_OPTIONS || "print_stacktrace=1:halt_on_error=1",

@@ -21,13 +21,13 @@ static void test_defaults_and_hubs(void)
                      "--max-message-size", "64K", "--cors-origin", "https://app.example" };
     CHECK_EQ_INT(parse(&cfg, err, sizeof err, 14, argv), CONFIG_OK);
     CHECK_EQ_INT(cfg.hub_count, 2);
-    CHECK(strcmp(cfg.hubs[0].backend_host, "127.0.0.1") == 0);
-    CHECK_EQ_INT(cfg.hubs[0].backend_port, 5000);
-    CHECK(strcmp(cfg.hubs[0].backend_path, "/chat") == 0);
-    CHECK(!cfg.hubs[0].backend_tls);
-    CHECK(cfg.hubs[1].backend_tls);
-    CHECK_EQ_INT(cfg.hubs[1].backend_port, 443);
-    CHECK(strcmp(cfg.hubs[1].backend_path, "/hubs/status") == 0);
+    CHECK(strcmp(cfg.hubs[0].targets[0].host, "127.0.0.1") == 0);
+    CHECK_EQ_INT(cfg.hubs[0].targets[0].port, 5000);
+    CHECK(strcmp(cfg.hubs[0].targets[0].path, "/chat") == 0);
+    CHECK(!cfg.hubs[0].targets[0].tls);
+    CHECK(cfg.hubs[1].targets[0].tls);
+    CHECK_EQ_INT(cfg.hubs[1].targets[0].port, 443);
+    CHECK(strcmp(cfg.hubs[1].targets[0].path, "/hubs/status") == 0);
     CHECK(config_find_hub(&cfg, "STATUS", 6) == &cfg.hubs[1]);
     CHECK(config_find_hub(&cfg, "stat", 4) == NULL);
     CHECK(strcmp(cfg.listen_address, "0.0.0.0") == 0);
@@ -50,6 +50,17 @@ static void test_defaults_and_hubs(void)
     char *buffers[] = { "relay", "--ws-read-buffer", "4K" };
     CHECK_EQ_INT(parse(&cfg, err, sizeof err, 3, buffers), CONFIG_OK);
     CHECK_EQ_INT(cfg.ws_read_buffer_bytes, 4096);
+    config_free(&cfg);
+    /* Several instances of one hub, comma-separated (spaces allowed around each). */
+    char *several[] = { "relay", "--hub", "chat=http://10.0.0.1:5000/chat, https://b.example/hubs/chat", "--dns-servers",
+                        "127.0.0.1:5353" };
+    CHECK_EQ_INT(parse(&cfg, err, sizeof err, 5, several), CONFIG_OK);
+    CHECK_EQ_INT(cfg.hubs[0].target_count, 2);
+    CHECK(strcmp(cfg.hubs[0].targets[0].url, "http://10.0.0.1:5000/chat") == 0);
+    CHECK(strcmp(cfg.hubs[0].targets[1].host, "b.example") == 0);
+    CHECK_EQ_INT(cfg.hubs[0].targets[1].port, 443);
+    CHECK(strcmp(cfg.hubs[0].targets[1].path, "/hubs/chat") == 0);
+    CHECK(strcmp(cfg.dns_servers, "127.0.0.1:5353") == 0);
     config_free(&cfg);
     char *smallest[] = { "relay", "--ws-read-buffer", "128" };
     CHECK_EQ_INT(parse(&cfg, err, sizeof err, 3, smallest), CONFIG_OK);
@@ -78,6 +89,10 @@ static void test_errors(void)
     expect_error("no hub path", 3, (char *[]){ "relay", "--hub", "chat=http://127.0.0.1:5000" });
     expect_error("bad port", 3, (char *[]){ "relay", "--hub", "chat=http://127.0.0.1:99999/chat" });
     expect_error("configured twice", 5, (char *[]){ "relay", "--hub", "chat=http://a/chat", "--hub", "CHAT=http://b/chat" });
+    expect_error("empty backend URL", 3, (char *[]){ "relay", "--hub", "chat=http://a/chat,,http://b/chat" });
+    expect_error("listed twice", 3, (char *[]){ "relay", "--hub", "chat=http://a/chat,http://A/chat" });
+    expect_error("bad port", 3, (char *[]){ "relay", "--hub", "chat=http://a/chat,http://b:0/chat" });
+    expect_error("empty one", 3, (char *[]){ "relay", "--dns-servers", "" });
     expect_error("hub name", 3, (char *[]){ "relay", "--hub", "c/h=http://a/chat" });
     expect_error("ADDRESS:PORT", 3, (char *[]){ "relay", "--listen", "8080" });
     expect_error("seconds", 3, (char *[]){ "relay", "--keepalive", "-1" });
@@ -118,6 +133,19 @@ static void test_config_file(void)
     CHECK_EQ_INT(cfg.keepalive_ms, 5000);
     CHECK_EQ_INT(cfg.cors_origin_count, 2);
     CHECK_EQ_INT(cfg.log_level, 1);
+    config_free(&cfg);
+    unlink(path);
+
+    path = write_temp("{\"hubs\":{\"chat\":[\"http://a:5000/chat\",\"http://b:5000/chat\"]}}");
+    char *argv1[] = { "relay", "--config", (char *)path };
+    CHECK_EQ_INT(parse(&cfg, err, sizeof err, 3, argv1), CONFIG_OK);
+    CHECK_EQ_INT(cfg.hubs[0].target_count, 2);
+    CHECK(strcmp(cfg.hubs[0].targets[1].host, "b") == 0);
+    config_free(&cfg);
+    unlink(path);
+    path = write_temp("{\"hubs\":{\"chat\":[]}}");
+    CHECK_EQ_INT(parse(&cfg, err, sizeof err, 3, argv1), CONFIG_ERROR);
+    CHECK(strstr(err, "non-empty list") != NULL);
     config_free(&cfg);
     unlink(path);
 
@@ -172,7 +200,7 @@ static void test_service_keys(void)
     CHECK_EQ_INT(parse(&cfg, err, sizeof err, 7, argv4), CONFIG_OK);
     CHECK_EQ_INT(cfg.hub_count, 2);
     CHECK(cfg.hubs[0].app_negotiate);
-    CHECK(strcmp(cfg.hubs[0].backend_path, "/board") == 0);
+    CHECK(strcmp(cfg.hubs[0].targets[0].path, "/board") == 0);
     CHECK(!cfg.hubs[1].app_negotiate);
     config_free(&cfg);
     expect_error("NAME=APP_HUB_URL", 3, (char *[]){ "relay", "--app-negotiate", "board" });

@@ -30,9 +30,15 @@ after(() => {
     server.close();
 });
 
-// Waits for the relay's next request to the hung backend and returns it.
+// Waits for the relay's next request to the hung backend and returns it: the first connection
+// from index `count` on that carries one and was not returned before (the relay's TCP probes,
+// --probe-interval, open connections that carry nothing).
+const returned = new Set();
 async function nextBackendRequest(count, what) {
-    return pollUntil(() => sockets[count], (s) => s !== undefined && /\r\n\r\n/.test(s.data), what, 10000);
+    const found = await pollUntil(() => sockets.slice(count).find((s) => !returned.has(s) && /\r\n\r\n/.test(s.data)),
+        (s) => s !== undefined, what, 10000);
+    returned.add(found);
+    return found;
 }
 
 const NEGOTIATE_BODY = JSON.stringify({ negotiateVersion: 1, connectionId: "hung-id", connectionToken: "hung-token",

@@ -4,7 +4,9 @@
 import { test, after } from "../../lib/test.mjs";
 import assert from "node:assert/strict";
 import net from "node:net";
-import { httpRequest, listen, closeServer, pollUntil, metrics } from "../lib.mjs";
+import {
+    RS, RawClient, WebSocket, httpRequest, listen, closeServer, pollUntil, metrics, withTimeout, wsUrl,
+} from "../lib.mjs";
 import { startRelay } from "../../lib/process.mjs";
 
 const BACKEND_TIMEOUT_S = 2;
@@ -14,9 +16,11 @@ after(async () => {
     for (const s of sockets) s.destroy();
     await closeServer(silent);
 });
+let silentPort = null;
+const listenSilent = async () => (silentPort ??= await listen(silent));
 
 test("negotiate to a backend that never answers: 504 naming the hub, nothing kept", async () => {
-    const port = await listen(silent);
+    const port = await listenSilent();
     const relay = await startRelay(["--hub", `stuck=http://127.0.0.1:${port}/chat`, "--backend-timeout", String(BACKEND_TIMEOUT_S)]);
     try {
         const started = Date.now();
@@ -30,6 +34,79 @@ test("negotiate to a backend that never answers: 504 naming the hub, nothing kep
             "the negotiation and its timer gone");
         assert.equal((await metrics(relay.url)).backend_failures_total, 1);
     } finally {
+        await relay.stop();
+    }
+});
+
+// The same backend on the relay's own backend requests (issue 10, defect 6 "on every path"): a
+// client that skips negotiation, a backend that answers the negotiate and then never the WebSocket
+// upgrade, and a legacy connection's hub link. Each fails after --backend-timeout (lws' own 20 s
+// timeout was the only bound before), with a text naming the hub.
+const NEGOTIATE_BODY = JSON.stringify({ negotiateVersion: 1, connectionId: "late-id", connectionToken: "late-token",
+    availableTransports: [{ transport: "WebSockets", transferFormats: ["Text", "Binary"] }] });
+const halfSockets = [];
+// Answers every negotiate at once and never a WebSocket upgrade.
+const halfway = net.createServer((socket) => {
+    halfSockets.push(socket);
+    socket.on("error", () => {});
+    let data = "";
+    socket.on("data", (d) => {
+        data += d.toString("latin1");
+        if (/\r\n\r\n/.test(data) && data.startsWith("POST "))
+            socket.end(`HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: ${NEGOTIATE_BODY.length}\r\n\r\n${NEGOTIATE_BODY}`);
+    });
+});
+after(async () => {
+    for (const s of halfSockets) s.destroy();
+    await closeServer(halfway);
+});
+
+const TIMED_OUT = `did not answer within ${BACKEND_TIMEOUT_S} s`;
+const LWS_TIMEOUT_MS = 20000;
+
+for (const which of ["silent", "halfway"]) {
+    test(`skip-negotiation client, backend ${which === "silent" ? "silent" : "silent on the WebSocket upgrade"}: ` +
+        "a handshake error naming the hub after --backend-timeout", async () => {
+        const port = which === "silent" ? await listenSilent() : await listen(halfway);
+        const relay = await startRelay(["--hub", `stuck=http://127.0.0.1:${port}/chat`, "--backend-timeout", String(BACKEND_TIMEOUT_S)]);
+        try {
+            const started = Date.now();
+            const client = await RawClient.connect(wsUrl(relay.url, "stuck"));
+            const answer = await client.handshake(1, "json", LWS_TIMEOUT_MS - 2000);
+            const took = Date.now() - started;
+            assert.equal(answer.error, `The relay could not connect to the backend hub 'stuck': the backend ${TIMED_OUT}`);
+            await client.waitClosed();
+            assert.ok(took >= BACKEND_TIMEOUT_S * 1000 - 100, `answered after ${took} ms, before the timeout`);
+            await pollUntil(() => metrics(relay.url), (m) => m.sessions_active === 0 && m.backend_links_active === 0 &&
+                m.timers_armed === 0, "the session, its backend request and their timers gone");
+        } finally {
+            await relay.stop();
+        }
+    });
+}
+
+test("legacy connection, backend silent: /start fails naming the hub after --backend-timeout", async () => {
+    const port = await listenSilent();
+    const relay = await startRelay(["--hub", `stuck=http://127.0.0.1:${port}/chat`, "--backend-timeout", String(BACKEND_TIMEOUT_S)]);
+    const base = `${relay.url}/signalr`;
+    const data = encodeURIComponent(JSON.stringify([{ name: "stuck" }]));
+    let ws;
+    try {
+        const neg = await httpRequest("GET", `${base}/negotiate?clientProtocol=2.1&connectionData=${data}`);
+        assert.equal(neg.status, 200, neg.body);
+        const query = `transport=webSockets&clientProtocol=2.1&connectionToken=${encodeURIComponent(JSON.parse(neg.body).ConnectionToken)}` +
+            `&connectionData=${data}`;
+        ws = new WebSocket(`${base.replace(/^http/, "ws")}/connect?${query}`);
+        ws.on("error", () => {});
+        await withTimeout(new Promise((resolve) => ws.on("open", resolve)), 10000, "legacy connect");
+        const started = Date.now();
+        const start = await httpRequest("GET", `${base}/start?${query}`, {}, null, LWS_TIMEOUT_MS - 2000);
+        const took = Date.now() - started;
+        assert.ok(start.status >= 500, `${start.status} ${start.body}`);
+        assert.match(start.body, new RegExp(`backend hub 'stuck'.*${TIMED_OUT}`));
+        assert.ok(took < LWS_TIMEOUT_MS - 5000, `answered after ${took} ms`);
+    } finally {
+        ws?.terminate();
         await relay.stop();
     }
 });

@@ -45,10 +45,11 @@ test("/metrics: Prometheus text, every sample a counter or gauge, one OS timer",
     const names = new Set();
     for (const line of lines) {
         if (line.startsWith("#")) continue;
-        const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*) ([0-9]+)$/.exec(line);
+        // Per-instance samples carry labels: {hub="...",backend="..."}.
+        const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(?:[a-zA-Z_][a-zA-Z0-9_]*="[^"\\]*",?)+\})? ([0-9]+)$/.exec(line);
         assert.ok(m, `not a Prometheus sample: '${line}'`);
-        assert.ok(!names.has(m[1]), `${m[1]} twice`);
-        names.add(m[1]);
+        assert.ok(!names.has(m[1] + (m[2] ?? "")), `${m[1]}${m[2] ?? ""} twice`);
+        names.add(m[1] + (m[2] ?? ""));
     }
     assert.ok(lines.includes("signalr_relay_os_timers 1"), "signalr_relay_os_timers 1");
     for (const name of ["sessions_active", "backend_links_active", "backend_failures_total", "timers_armed",

@@ -1,0 +1,133 @@
+// Several backend instances of one hub (--hub chat=URL1,URL2,URL3): the shared test backend and
+// two of this test's own. Stock Core clients (negotiate, then WebSocket) and a legacy connection
+// spread over the three by fewest connections, and every one works, which it can only if the
+// WebSocket that follows a negotiate reaches the backend process that answered it (another one
+// answers 404 to an unknown token). Then one of them is killed under load: its clients reconnect
+// (automatic reconnect) to the survivors, new clients keep working; once it is back, new clients
+// reach it again. /metrics shows each instance's connections and state.
+import { test, after } from "../../lib/test.mjs";
+import assert from "node:assert/strict";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { freePort } from "../../lib/common.mjs";
+import { startProcess, startRelay } from "../../lib/process.mjs";
+import {
+    BACKEND_URL, TIMEOUT_MS, WebSocket, connectStock, httpRequest, pollUntil, stockConnection, stopAll, withTimeout,
+} from "../lib.mjs";
+
+const BACKEND_DLL = path.resolve(path.dirname(fileURLToPath(import.meta.url)),
+    "../../backend/bin/Release/net10.0/signalr-test-backend.dll");
+
+function startBackend(port) {
+    return startProcess("dotnet", [BACKEND_DLL, "--urls", `http://127.0.0.1:${port}`], {
+        port, ready: "/health", name: "signalr-test-backend", timeoutMs: 60000,
+        env: { ASPNETCORE_ENVIRONMENT: "Production", Logging__LogLevel__Default: "Warning", DOTNET_NOLOGO: "1" },
+    });
+}
+
+// The per-instance lines of /metrics: { url: { active, up, connects, failures } }.
+async function instances(relay, hub = "chat") {
+    const res = await httpRequest("GET", `${relay.url}/metrics`);
+    const out = {};
+    for (const line of res.body.split("\n")) {
+        const m = /^signalr_relay_backend_(active|up|connects_total|instance_failures_total)\{hub="([^"]+)",backend="([^"]+)"\} (\d+)$/.exec(line);
+        if (!m || m[2] !== hub) continue;
+        const key = { active: "active", up: "up", connects_total: "connects", instance_failures_total: "failures" }[m[1]];
+        (out[m[3]] ??= {})[key] = Number(m[4]);
+    }
+    return out;
+}
+
+const ports = [await freePort(), await freePort()];
+const own = await Promise.all(ports.map(startBackend));
+const urls = [`${BACKEND_URL}/chat`, `${own[0].url}/chat`, `${own[1].url}/chat`];
+after(async () => { for (const b of own) await b.kill("SIGTERM"); });
+
+// A legacy connection to hub chathub by hand (negotiate, connect, start) and one call over it.
+async function legacyEcho(relay, value) {
+    const base = `${relay.url}/signalr`;
+    const data = encodeURIComponent(JSON.stringify([{ name: "chathub" }]));
+    const neg = await httpRequest("GET", `${base}/negotiate?clientProtocol=2.1&connectionData=${data}`);
+    assert.equal(neg.status, 200, neg.body);
+    const query = `transport=webSockets&clientProtocol=2.1&connectionToken=${encodeURIComponent(JSON.parse(neg.body).ConnectionToken)}` +
+        `&connectionData=${data}`;
+    const ws = new WebSocket(`${base.replace(/^http/, "ws")}/connect?${query}`);
+    ws.on("error", () => {});
+    try {
+        await withTimeout(new Promise((resolve) => ws.on("open", resolve)), TIMEOUT_MS, "legacy connect");
+        const start = await httpRequest("GET", `${base}/start?${query}`);
+        assert.equal(start.status, 200, start.body);
+        const result = new Promise((resolve) => ws.on("message", (d) => {
+            const f = JSON.parse(d.toString("utf8"));
+            if (f.I === "0") resolve(f);
+        }));
+        ws.send(JSON.stringify({ H: "chathub", M: "Echo", A: [value], I: 0 }));
+        return (await withTimeout(result, TIMEOUT_MS, "legacy Echo result")).R;
+    } finally {
+        ws.terminate();
+    }
+}
+
+test("three instances: clients spread by fewest connections, each WebSocket reaches the instance that negotiated", async () => {
+    const relay = await startRelay(["--hub", `chat=${urls.join(",")}`, "--hub", `chathub=${urls.join(",")}`]);
+    const conns = [];
+    try {
+        for (let i = 0; i < 6; i++) {
+            const { conn } = await connectStock(`${relay.url}/chat`);
+            conns.push(conn);
+            assert.equal(await conn.invoke("Echo", `client ${i}`), `client ${i}`);
+        }
+        const spread = await instances(relay);
+        assert.deepEqual(Object.keys(spread).sort(), [...urls].sort());
+        for (const u of urls) {
+            assert.equal(spread[u].active, 2, `instance ${u}: ${JSON.stringify(spread)}`);
+            assert.equal(spread[u].up, 1);
+        }
+        // A legacy connection's hub link negotiates and links on one instance too.
+        assert.equal(await legacyEcho(relay, "legacy"), "legacy");
+    } finally {
+        await stopAll(...conns);
+        await relay.stop();
+    }
+});
+
+test("an instance killed under load: its clients reconnect to the survivors; back, it takes new clients", async () => {
+    const relay = await startRelay(["--hub", `chat=${urls.join(",")}`]);
+    const conns = [];
+    let reconnected = 0;
+    try {
+        for (let i = 0; i < 6; i++) {
+            // keepAliveMs: the stock 15 s pings are fine for the default-flag relay.
+            const conn = stockConnection(`${relay.url}/chat`, { reconnectDelays: Array(60).fill(500) });
+            conn.onreconnected(() => { reconnected++; });
+            await withTimeout(conn.start(), TIMEOUT_MS, "start");
+            conns.push(conn);
+        }
+        const victim = urls[1];
+        assert.equal((await instances(relay))[victim].active, 2);
+        await own[0].kill("SIGKILL");
+        await pollUntil(() => reconnected, (n) => n >= 2, "the killed instance's two clients to reconnect", 60000);
+        for (const [i, c] of conns.entries()) {
+            assert.equal(c.state, "Connected", `client ${i}`);
+            assert.equal(await c.invoke("Echo", `after ${i}`), `after ${i}`);
+        }
+        const during = await instances(relay);
+        assert.equal(during[victim].active, 0, JSON.stringify(during));
+        assert.equal(during[urls[0]].active + during[urls[2]].active, 6, JSON.stringify(during));
+        // New clients while it is down: all served (a refused negotiate tries the next instance).
+        for (let i = 0; i < 3; i++) {
+            const { conn } = await connectStock(`${relay.url}/chat`);
+            conns.push(conn);
+        }
+        // Back on the same port: once its backoff is over, new clients go there (it has the fewest).
+        own[0] = await startBackend(ports[0]);
+        await pollUntil(async () => {
+            const { conn } = await connectStock(`${relay.url}/chat`);
+            conns.push(conn);
+            return (await instances(relay))[victim].active;
+        }, (n) => n >= 1, "a new client on the restarted instance", 60000, 500);
+    } finally {
+        await stopAll(...conns);
+        await relay.stop();
+    }
+});

@@ -1,0 +1,86 @@
+// SIGHUP rereads the configuration file without dropping anyone: a hub re-pointed to another
+// backend instance, a hub added, a setting changed. The instance taken out drains: its client
+// stays until --drain-timeout, then hears a Close that allows reconnecting and comes back on the
+// instance that remains. A file with an error is refused with a log line naming its line, and
+// the running configuration stays. (The two instances are two URLs of the shared test backend,
+// 127.0.0.1 and localhost: what the relay sees as instances are URLs.)
+import { test } from "../../lib/test.mjs";
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { startRelay } from "../../lib/process.mjs";
+import { BACKEND_URL, TIMEOUT_MS, httpRequest, pollUntil, stockConnection, stopAll, withTimeout } from "../lib.mjs";
+
+const A = `${BACKEND_URL}/chat`;
+const B = `${BACKEND_URL.replace("127.0.0.1", "localhost")}/chat`;
+const DRAIN_S = 3;
+
+async function instances(relay) {
+    const res = await httpRequest("GET", `${relay.url}/metrics`);
+    const out = {};
+    for (const line of res.body.split("\n")) {
+        const m = /^signalr_relay_backend_(active|draining)\{hub="chat",backend="([^"]+)"\} (\d+)$/.exec(line);
+        if (m) (out[m[2]] ??= {})[m[1]] = Number(m[3]);
+    }
+    return out;
+}
+
+function logCount(relay, re) {
+    return fs.readFileSync(relay.log, "utf8").split("\n").filter((l) => re.test(l)).length;
+}
+
+async function reload(relay, re, what) {
+    const before = logCount(relay, re);
+    process.kill(relay.pid, "SIGHUP");
+    await pollUntil(() => logCount(relay, re), (n) => n > before, what);
+    return fs.readFileSync(relay.log, "utf8").split("\n").filter((l) => re.test(l)).at(-1);
+}
+
+test("SIGHUP: re-pointed and added hubs for new clients, the removed instance drains, a broken file is refused", async () => {
+    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "reload.")), "relay.json");
+    fs.writeFileSync(file, JSON.stringify({ hubs: { chat: [A] }, "drain-timeout": DRAIN_S }, null, 2));
+    const relay = await startRelay(["--config", file]);
+    const conns = [];
+    try {
+        const first = stockConnection(`${relay.url}/chat`, { reconnectDelays: Array(30).fill(500) });
+        conns.push(first);
+        const reconnected = new Promise((resolve) => first.onreconnected(resolve));
+        await withTimeout(first.start(), TIMEOUT_MS, "start");
+        assert.equal((await instances(relay))[A].active, 1);
+        assert.equal((await httpRequest("POST", `${relay.url}/status/negotiate?negotiateVersion=1`)).status, 404);
+
+        fs.writeFileSync(file, JSON.stringify({ hubs: { chat: [B], status: `${BACKEND_URL}/status` },
+            "drain-timeout": DRAIN_S }, null, 2));
+        await reload(relay, /configuration reloaded/, "the reload");
+        // The established client stays where it is, draining; a new one goes to the new instance.
+        const during = await instances(relay);
+        assert.deepEqual(during[A], { active: 1, draining: 1 }, JSON.stringify(during));
+        const second = stockConnection(`${relay.url}/chat`);
+        conns.push(second);
+        await withTimeout(second.start(), TIMEOUT_MS, "start after the reload");
+        assert.equal(await second.invoke("Echo", "new"), "new");
+        assert.equal((await instances(relay))[B].active, 1);
+        assert.equal((await httpRequest("POST", `${relay.url}/status/negotiate?negotiateVersion=1`)).status, 200,
+            "the added hub");
+        // After --drain-timeout the drained client reconnects, to the remaining instance.
+        await withTimeout(reconnected, DRAIN_S * 1000 + TIMEOUT_MS, "the drained client to reconnect");
+        assert.equal(await first.invoke("Echo", "moved"), "moved");
+        await pollUntil(() => instances(relay), (m) => m[A] === undefined && m[B]?.active === 2,
+            "both clients on the remaining instance");
+
+        // A broken file: refused, naming the line; the running configuration stays.
+        fs.writeFileSync(file, `{\n  "hubs": { "chat": ["${B}"] },\n  "keepalive": 5,,\n}\n`);
+        const refusal = await reload(relay, /configuration reload refused/, "the refusal");
+        assert.match(refusal, /line 3\)/, refusal);
+        fs.writeFileSync(file, `{\n  "hubs": { "chat": ["${B}"] },\n  "listen": "127.0.0.1:1",\n  "hubs2": 1\n}\n`);
+        const named = await reload(relay, /configuration reload refused/, "the second refusal");
+        assert.match(named, /line 4: /, named);
+        assert.equal((await httpRequest("POST", `${relay.url}/status/negotiate?negotiateVersion=1`)).status, 200,
+            "the hub of the running configuration");
+        assert.equal(await second.invoke("Echo", "still"), "still");
+    } finally {
+        await stopAll(...conns);
+        await relay.stop();
+    }
+});
