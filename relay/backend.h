@@ -61,6 +61,13 @@ struct backend_negotiate;
 /* Starts POST {route path}/negotiate?negotiateVersion=1{query}. NULL if it
  * could not even be started (the reason is logged). cb runs exactly once
  * unless the request is cancelled first. */
+/* lws 4.1.6 writes a client request's line ("POST <path> HTTP/1.1") into 2048
+ * bytes and cuts what does not fit: the backend would read a cut request.
+ * Whether a query of query_len bytes (plus an id argument of id_len) fits
+ * in that line for route; a longer one is refused, never sent cut. */
+#define BACKEND_MAX_REQUEST_LINE 2000
+bool backend_query_fits(const struct hub_route *route, size_t query_len, size_t id_len);
+
 struct backend_negotiate *backend_negotiate_start(struct backends *b, const struct backend_params *params,
                                                   backend_negotiate_cb cb, void *owner);
 /* The owner loses interest: no callback will follow. */

@@ -26,8 +26,22 @@ bool http_request_path(struct lws *wsi, char *out, size_t len);
  * absent or longer than out. */
 int http_header(struct lws *wsi, enum lws_token_indexes token, char *out, size_t len);
 
-/* Finds query argument `name` (case-insensitive) and copies its decoded value.
- * Returns the value's length, or -1 if absent (or too long for out). */
+/* Query arguments are looked up by name, case-insensitively, first match
+ * (lws has split the query and percent-decoded each argument). Values are
+ * read whole: nothing is ever cut to a buffer's size. */
+enum http_arg { HTTP_ARG_FOUND, HTTP_ARG_ABSENT, HTTP_ARG_NOMEM };
+
+/* The decoded value of query argument `name` in *value (its contents
+ * replaced; NUL-terminated, the NUL not counted in value->len). */
+enum http_arg http_query_value(struct lws *wsi, const char *name, struct buf *value);
+
+/* For short values with a known bound: copies the value of `name` into out
+ * (NUL-terminated) and returns its length; HTTP_ARG_ABSENT_LEN when there is
+ * no such argument; HTTP_ARG_UNUSABLE_LEN when the value does not fit in out
+ * (or out of memory): never a cut value, and callers must not take it for
+ * an absent one (answer 400 instead). */
+#define HTTP_ARG_ABSENT_LEN (-1)
+#define HTTP_ARG_UNUSABLE_LEN (-2)
 int http_query_arg(struct lws *wsi, const char *name, char *out, size_t len);
 
 /* Appends every query argument except those named in skip (case-insensitive),
@@ -73,6 +87,12 @@ int http_respond_text(const struct relay_config *cfg, struct lws *wsi, unsigned 
 /* Refuses a WebSocket upgrade with a text/plain body. Returns what the
  * CONFIRM_UPGRADE callback returns: 1 (answered), or -1 (hang up). */
 int http_refuse_upgrade(const struct relay_config *cfg, struct lws *wsi, unsigned status, const char *text);
+
+/* Writes a text/plain response saying Connection: close and returns -1, so
+ * that lws closes the connection once it is out (a refused request whose
+ * framing cannot be trusted: nothing more may be read from that socket).
+ * Works for a plain request and for a refused WebSocket upgrade alike. */
+int http_respond_and_close(const struct relay_config *cfg, struct lws *wsi, unsigned status, const char *text);
 
 /* Answers a CORS preflight (OPTIONS) from an allowed origin with 204, or 403 otherwise. */
 int http_respond_preflight(const struct relay_config *cfg, struct lws *wsi);

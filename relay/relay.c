@@ -12,6 +12,7 @@
 #include "relay/core_negotiate.h"
 #include "relay/core_session.h"
 #include "relay/http.h"
+#include "relay/http_limits.h"
 #include "relay/legacy.h"
 #include "relay/legacy_session.h"
 #include "relay/log.h"
@@ -84,6 +85,10 @@ static const char *service_route(const struct relay *relay, const char *path, co
 static int route_http(struct relay *relay, struct lws *wsi)
 {
     char path[1024];
+    const char *refusal;
+    unsigned status = http_check_request(relay->loop.cfg, wsi, &refusal);
+    if (status)
+        return http_refuse_request(relay->loop.cfg, &relay->refusals, wsi, status, refusal);
     enum http_method method = http_request_method(wsi);
     if (!http_request_path(wsi, path, sizeof path))
         return respond_text(relay, wsi, 414, "URI Too Long");
@@ -112,10 +117,14 @@ static int route_http(struct relay *relay, struct lws *wsi)
  * and a live negotiate token (or none: skip negotiation). */
 static int confirm_upgrade(struct relay *relay, struct lws *wsi)
 {
-    char path[1024], id[128];
+    char path[1024];
     bool negotiate;
+    const char *refusal;
+    unsigned status = http_check_request(relay->loop.cfg, wsi, &refusal);
+    if (status)
+        return http_refuse_request(relay->loop.cfg, &relay->refusals, wsi, status, refusal);
     if (!http_request_path(wsi, path, sizeof path))
-        return -1;
+        return http_refuse_request(relay->loop.cfg, &relay->refusals, wsi, 414, "URI Too Long");
     const char *service_suffix = service_route(relay, path, "/server");
     if (service_suffix)
         return strcmp(service_suffix, "") == 0 || strcmp(service_suffix, "/") == 0
@@ -133,9 +142,17 @@ static int confirm_upgrade(struct relay *relay, struct lws *wsi)
     if (!hub || negotiate || hub->app_negotiate) /* app-negotiate hubs: clients connect at /client/ */
         return http_refuse_upgrade(relay->loop.cfg, wsi, 404, "Not Found");
     struct negotiation *n = NULL;
-    int id_len = http_query_arg(wsi, "id", id, sizeof id);
-    if (id_len > 0) {
-        n = core_negotiation_take(&relay->negotiations, id);
+    struct buf id;
+    buf_init(&id);
+    enum http_arg found = http_query_value(wsi, "id", &id);
+    if (found == HTTP_ARG_NOMEM) {
+        buf_free(&id);
+        return -1;
+    }
+    if (found == HTTP_ARG_FOUND && id.len > 0) {
+        /* Read whole, however long: an id no negotiate gave out is refused, never taken for none. */
+        n = core_negotiation_take(&relay->negotiations, id.data);
+        buf_free(&id);
         if (n && n->hub != hub) {
             core_negotiation_free(n);
             n = NULL;
@@ -143,6 +160,7 @@ static int confirm_upgrade(struct relay *relay, struct lws *wsi)
         if (!n)
             return http_refuse_upgrade(relay->loop.cfg, wsi, 404, "No Connection with that ID");
     }
+    buf_free(&id);
     struct core_session *s = core_session_create(&relay->sessions, wsi, &relay->endpoints[hub - relay->loop.cfg->hubs].base, n, NULL);
     if (!s)
         return -1;
@@ -251,6 +269,20 @@ static int server_callback(struct lws *wsi, enum lws_callback_reasons reason, vo
 #define DRAIN_MAX_MS 2000
 #define DRAIN_CHECK_MS 50
 
+/* lws 4.1 on the libev loop re-arms its own timer only after socket activity,
+ * so its per-connection timeouts (--header-timeout: headers that never end,
+ * an idle connection that never sends any) waited for some other socket to
+ * wake it: a lone slow client was never closed. Waking lws once a second
+ * makes them fire within a second of their time. */
+#define LWS_WAKE_MS 1000
+
+static void lws_wake_tick(struct timer_entry *e)
+{
+    struct relay *relay = list_container_of(e, struct relay, lws_wake_timer);
+    lws_cancel_service(relay->loop.lws);
+    loop_timer_schedule(&relay->loop, e, clock_now_ms() + LWS_WAKE_MS);
+}
+
 int relay_start(struct relay *relay, const struct relay_config *cfg)
 {
     memset(relay, 0, sizeof *relay);
@@ -299,7 +331,12 @@ int relay_start(struct relay *relay, const struct relay_config *cfg)
     info.iface = cfg->listen_address;
     info.protocols = relay->protocols;
     info.vhost_name = "default";
-    info.max_http_header_data = 16384;
+    /* Room for --max-request-line and --max-request-headers, so that the relay sees a request
+     * over either and answers 414 or 431 (http_limits.h); lws closes one that does not fit. */
+    info.max_http_header_data = 0;
+    info.max_http_header_data2 = (unsigned)http_limits_header_buffer(cfg);
+    /* How long a connection may take to send a request's headers (whole seconds for lws). */
+    info.timeout_secs_ah_idle = (cfg->header_timeout_ms + 999) / 1000;
     /* 0: one header table per descriptor if need be. A fixed pool deadlocks:
      * each negotiate holds its table while the relay asks the backend, and
      * that backend request needs a table from the same pool, so with the pool
@@ -314,6 +351,8 @@ int relay_start(struct relay *relay, const struct relay_config *cfg)
                   cfg->listen_address, cfg->listen_port);
         return -1;
     }
+    timer_entry_init(&relay->lws_wake_timer, lws_wake_tick);
+    loop_timer_schedule(&relay->loop, &relay->lws_wake_timer, clock_now_ms() + LWS_WAKE_MS);
     log_info("relay: listening on http://%s:%d%s", cfg->listen_address, cfg->listen_port, cfg->path_prefix);
     if (cfg->legacy_path[0])
         log_info("relay: legacy ASP.NET SignalR clients at http://%s:%d%s", cfg->listen_address, cfg->listen_port,
@@ -373,6 +412,7 @@ void relay_stop(struct relay *relay)
 
 void relay_destroy(struct relay *relay)
 {
+    timer_cancel(&relay->lws_wake_timer); /* unarmed (zeroed) if relay_start failed early */
     legacy_table_free(&relay->legacy);
     loop_destroy(&relay->loop); /* closes every connection through the callbacks */
     if (relay->negotiations.loop)
@@ -381,6 +421,13 @@ void relay_destroy(struct relay *relay)
     free(relay->endpoints);
     relay->endpoints = NULL;
     service_free(&relay->service);
+}
+
+/* Timers armed for connections, negotiations and sessions: the wheel's count
+ * without the relay's own always-armed lws wake-up. */
+static size_t connection_timers(const struct relay *relay)
+{
+    return timer_wheel_armed(&relay->loop.wheel) - (timer_is_armed(&relay->lws_wake_timer) ? 1 : 0);
 }
 
 /* Renders /metrics (Prometheus text format) into out. */
@@ -407,6 +454,7 @@ static void relay_render_metrics(struct relay *relay, struct buf *out)
         "signalr_relay_legacy_sessions_active %llu\n"
         "signalr_relay_legacy_negotiations_total %llu\n"
         "signalr_relay_timers_armed %zu\n"
+        "signalr_relay_requests_refused_total %llu\n"
         "signalr_relay_os_timers 1\n",
         (unsigned long long)s->sessions_active, (unsigned long long)s->sessions_opened,
         (unsigned long long)s->sessions_closed, (unsigned long long)s->negotiations,
@@ -416,7 +464,8 @@ static void relay_render_metrics(struct relay *relay, struct buf *out)
         (unsigned long long)s->bytes_to_clients, (unsigned long long)s->protocol_errors,
         (unsigned long long)s->flow_control_pauses, (unsigned long long)s->out_of_memory_closes,
         (unsigned long long)s->legacy_sessions_active,
-        (unsigned long long)s->legacy_negotiations, timer_wheel_armed(&relay->loop.wheel));
+        (unsigned long long)s->legacy_negotiations, connection_timers(relay),
+        (unsigned long long)relay->refusals.total);
     buf_append(out, text, n > 0 ? (size_t)n : 0);
     service_render_metrics(&relay->service, out);
 }

@@ -20,6 +20,7 @@
 #include "relay/backend.h"
 #include "relay/core_negotiate.h"
 #include "relay/core_session.h"
+#include "relay/http_limits.h"
 #include "relay/legacy_session.h"
 #include "relay/loop.h"
 #include "relay/proxy_channel.h"
@@ -37,7 +38,9 @@ struct relay {
     struct legacy_table legacy;       /* legacy connections, their tokens and per-hub state */
     struct service service;           /* service mode: the apps' hubs, server connections, clients */
 
+    struct http_refusals refusals;    /* requests refused at the front door (http_limits.h) */
     struct lws_protocols protocols[4]; /* lws keeps a pointer: lives as long as the context */
+    struct timer_entry lws_wake_timer; /* wakes lws each second, so its timeouts are looked at */
     struct timer_entry drain_timer;   /* shutdown: checks whether everything closed */
     uint64_t drain_deadline;
     bool drained;

@@ -1,0 +1,94 @@
+// Query values are read whole, however long (issue 10, defect 4): a value cut to a fixed buffer,
+// or taken for absent because it did not fit one, would mean something else. The relay used to
+// copy them into fixed buffers: an `id` of 128+ characters was taken for no id (a fresh session
+// where ASP.NET Core answers 404), an argument over 4 KB hid every argument after it, a legacy
+// connectionData over 4 KB became an empty hub list (200, no hubs), a negotiateVersion over 31
+// characters was taken for none (version 0), a JSONP `callback` of 8+ characters went unrefused,
+// and a legacy invocation id over 127 characters came back cut, so the client never matched its
+// answer. Each case is compared with what ASP.NET Core (the test backend) answers where it has one.
+import { describe, it } from "../../lib/test.mjs";
+import assert from "node:assert/strict";
+import {
+    RELAY_URL, BACKEND_URL, LEGACY_BASE, TIMEOUT_MS, WebSocket, LegacyClient, httpRequest, legacyConnectionData,
+    withTimeout, wsUrl,
+} from "../lib.mjs";
+
+// Opens a WebSocket and reports { status, body } of the refusal, or { status: 101 } when it opened.
+function upgrade(url) {
+    return withTimeout(new Promise((resolve, reject) => {
+        const ws = new WebSocket(url);
+        ws.on("open", () => { ws.terminate(); resolve({ status: 101, body: "" }); });
+        ws.on("unexpected-response", (_req, res) => {
+            const chunks = [];
+            res.on("data", (c) => chunks.push(c));
+            res.on("end", () => resolve({ status: res.statusCode, body: Buffer.concat(chunks).toString("utf8") }));
+            res.on("error", reject);
+        });
+        ws.on("error", (e) => { if (!e.message.includes("Unexpected server response")) reject(e); });
+    }), TIMEOUT_MS, `upgrade ${url.slice(0, 80)}`);
+}
+
+describe("Core query values read whole", () => {
+    const longId = "a".repeat(200);
+
+    it("an id of 200 characters no negotiate gave out: 404, as ASP.NET Core (not a fresh session)", async () => {
+        const direct = await upgrade(wsUrl(BACKEND_URL, "chat", `id=${longId}`));
+        assert.equal(direct.status, 404, "ASP.NET Core refuses an unknown id");
+        const relayed = await upgrade(wsUrl(RELAY_URL, "chat", `id=${longId}`));
+        assert.equal(relayed.status, 404, relayed.body);
+        assert.equal(relayed.body, "No Connection with that ID");
+    });
+
+    it("an unknown id after a 5000-character argument is still seen: 404, as ASP.NET Core", async () => {
+        const query = `pad=${"p".repeat(5000)}&id=unknown-id`;
+        const direct = await upgrade(wsUrl(BACKEND_URL, "chat", query));
+        assert.equal(direct.status, 404);
+        const relayed = await upgrade(wsUrl(RELAY_URL, "chat", query));
+        assert.equal(relayed.status, 404, relayed.body);
+    });
+
+    it("a negotiateVersion of 40 characters is refused as ASP.NET Core refuses it (not taken for version 0)", async () => {
+        const path = `/chat/negotiate?negotiateVersion=${"1".repeat(40)}`;
+        const direct = await httpRequest("POST", `${BACKEND_URL}${path}`);
+        const relayed = await httpRequest("POST", `${RELAY_URL}${path}`);
+        assert.equal(relayed.status, direct.status, relayed.body);
+        assert.deepEqual(JSON.parse(relayed.body), JSON.parse(direct.body));
+        assert.ok(JSON.parse(relayed.body).error, relayed.body);
+    });
+});
+
+describe("legacy query values read whole", () => {
+    it("connectionData over 4 KB naming an unknown hub: 500 'Hub could not be resolved' (not an empty hub list)", async () => {
+        const name = `nosuchhub${"x".repeat(5000)}`;
+        const res = await httpRequest("GET", `${LEGACY_BASE}/negotiate?clientProtocol=2.1&connectionData=${legacyConnectionData(name)}`);
+        assert.equal(res.status, 500, res.body.slice(0, 200));
+        assert.match(res.body, /Hub could not be resolved/);
+    });
+
+    it("connectionData over 4 KB naming a served hub negotiates (200)", async () => {
+        // JSON allows white space: the same one hub, padded past 4 KB
+        const data = encodeURIComponent(`[{"name":"chathub"}${" ".repeat(5000)}]`);
+        const res = await httpRequest("GET", `${LEGACY_BASE}/negotiate?clientProtocol=2.1&connectionData=${data}`);
+        assert.equal(res.status, 200, res.body.slice(0, 200));
+        assert.ok(JSON.parse(res.body).ConnectionToken);
+    });
+
+    it("a JSONP callback of 40 characters is refused (403) like a short one", async () => {
+        const res = await httpRequest("GET", `${LEGACY_BASE}/negotiate?clientProtocol=2.1&connectionData=${legacyConnectionData("chathub")}` +
+            `&callback=jQuery${"1".repeat(34)}`);
+        assert.equal(res.status, 403, res.body);
+    });
+
+    it("an invocation id of 300 characters comes back whole with its result", async () => {
+        const c = await LegacyClient.open(["chathub"]);
+        try {
+            assert.equal((await c.start()).status, 200);
+            const id = "7".repeat(300);
+            const result = await c.invoke("chathub", "Echo", ["whole"], id);
+            assert.equal(result.I, id);
+            assert.equal(result.R, "whole");
+        } finally {
+            c.ws.terminate();
+        }
+    });
+});
