@@ -182,10 +182,25 @@ static int copy_custom_header(struct lws *wsi, const char *name, char *out, size
     return lws_hdr_custom_copy(wsi, out, (int)len, name, nlen);
 }
 
+static int forwarded_header_length(struct lws *wsi, size_t i)
+{
+    const char *name = forwarded_headers[i].name;
+    return forwarded_headers[i].token == WSI_TOKEN_COUNT ? lws_hdr_custom_length(wsi, name, (int)strlen(name))
+                                                         : lws_hdr_total_length(wsi, forwarded_headers[i].token);
+}
+
+const char *http_forwarded_header_too_long(struct lws *wsi)
+{
+    for (size_t i = 0; i < sizeof forwarded_headers / sizeof forwarded_headers[0]; i++)
+        if (forwarded_header_length(wsi, i) >= HTTP_FORWARDED_HEADER_MAX)
+            return forwarded_headers[i].name;
+    return NULL;
+}
+
 void header_list_capture(struct header_list *list, struct lws *wsi)
 {
     buf_init(&list->pairs);
-    char value[8192];
+    char value[HTTP_FORWARDED_HEADER_MAX];
     for (size_t i = 0; i < sizeof forwarded_headers / sizeof forwarded_headers[0]; i++) {
         const char *name = forwarded_headers[i].name;
         int n = forwarded_headers[i].token == WSI_TOKEN_COUNT

@@ -55,6 +55,11 @@ bool http_query_forward(struct lws *wsi, struct buf *out, const char *const *ski
 struct header_list {
     struct buf pairs;
 };
+/* Each header is passed on up to HTTP_FORWARDED_HEADER_MAX - 1 bytes; the
+ * front door refuses a request with a longer one (431) rather than pass it
+ * on without it (http_forwarded_header_too_long names it, "cookie:"). */
+#define HTTP_FORWARDED_HEADER_MAX 8192
+const char *http_forwarded_header_too_long(struct lws *wsi);
 void header_list_capture(struct header_list *list, struct lws *wsi);
 bool header_list_copy(struct header_list *dst, const struct header_list *src);
 void header_list_free(struct header_list *list);

@@ -102,6 +102,12 @@ unsigned http_check_request(const struct relay_config *cfg, struct lws *wsi, con
         *reason = "Request Header Fields Too Large: more than the relay's --max-request-headers.";
         return 431;
     }
+    if (http_forwarded_header_too_long(wsi)) {
+        /* passed on without it, the request would mean something else (no cookie: no user) */
+        *reason = "Request Header Fields Too Large: a header the relay passes on to the backend "
+                  "(Authorization, Cookie, User-Agent, ...) is longer than 8191 bytes.";
+        return 431;
+    }
     *reason = check_framing(wsi);
     return *reason ? 400 : 0;
 }

@@ -11,7 +11,9 @@
  *   414  the request target (path and query, as lws decoded them) longer than
  *        --max-request-line
  *   431  the request's headers (names and values lws knows) longer than
- *        --max-request-headers
+ *        --max-request-headers; or one header the relay passes on to a
+ *        backend (Cookie, Authorization, ...) of HTTP_FORWARDED_HEADER_MAX
+ *        bytes or more, which it would otherwise have to drop
  *
  * A refused request is answered with its status, a text/plain reason and
  * Connection: close, and its connection is closed once the answer is out.

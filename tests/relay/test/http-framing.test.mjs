@@ -139,8 +139,20 @@ describe("request size limits", () => {
         await assertRefused(await exchange(RELAY_URL, get(RELAY_URL, "/chat/negotiate", cookie)), 431, "relay");
     });
 
-    it("a 20 KB Cookie header and a 7 KB request line are within the limits, as for Kestrel", async () => {
-        const cookie = `Cookie: c=${"b".repeat(20000)}\r\n`;
+    // A Cookie (or Authorization, ...) the relay cannot pass on whole to the backend would have been
+    // dropped (the backend then saw no cookie: another user, or none); it is refused instead.
+    it("a 10 KB Cookie, which the relay cannot pass on whole to the backend: 431 with a reason (not dropped)", async () => {
+        const target = "/chat/negotiate?negotiateVersion=1";
+        const req = (base) => `POST ${target} HTTP/1.1\r\nHost: ${new URL(base).host}\r\nCookie: c=${"b".repeat(10000)}\r\n` +
+            "Content-Length: 0\r\n\r\n";
+        assert.equal((await exchange(BACKEND_URL, req(BACKEND_URL))).status, 200, "Kestrel serves it");
+        const res = await exchange(RELAY_URL, req(RELAY_URL));
+        await assertRefused(res, 431, "relay, 10 KB cookie");
+        assert.match(res.body, /passes on to the backend/);
+    });
+
+    it("a 20 KB Referer header and a 7 KB request line are within the limits, as for Kestrel", async () => {
+        const cookie = `Referer: http://x/${"b".repeat(20000)}\r\n`;
         const target = `/signalr/ping?pad=${"a".repeat(7000)}`;
         const req = (base) => `GET ${target} HTTP/1.1\r\nHost: ${new URL(base).host}\r\n${cookie}Connection: close\r\n\r\n`;
         assert.equal((await exchange(BACKEND_URL, req(BACKEND_URL).replace("/signalr/ping", "/health"))).status, 200);
