@@ -94,19 +94,25 @@ struct arg_lookup {
     enum http_arg status;
 };
 
+/* A name given more than once has its values joined with ',', as ASP.NET
+ * Core's StringValues reads them ("id=a&id=b" is the id "a,b", which no
+ * negotiate gave out): never only the first or the last, which a proxy in
+ * front could have read the other way. */
 static bool match_arg(void *ctx, const char *name, size_t name_len, const char *value, size_t value_len)
 {
     struct arg_lookup *l = ctx;
     if (strlen(l->name) != name_len || strncasecmp(l->name, name, name_len) != 0)
         return true;
-    buf_reset(l->value);
-    l->status = buf_reserve(l->value, value_len + 1) ? HTTP_ARG_FOUND : HTTP_ARG_NOMEM;
-    if (l->status == HTTP_ARG_FOUND) {
-        memcpy(l->value->data, value, value_len);
-        l->value->data[value_len] = '\0';
-        l->value->len = value_len;
+    bool again = l->status == HTTP_ARG_FOUND;
+    if (!buf_reserve(l->value, value_len + 2) || (again && !buf_append_byte(l->value, ','))) {
+        l->status = HTTP_ARG_NOMEM;
+        return false;
     }
-    return false;
+    memcpy(l->value->data + l->value->len, value, value_len);
+    l->value->len += value_len;
+    l->value->data[l->value->len] = '\0';
+    l->status = HTTP_ARG_FOUND;
+    return true;
 }
 
 enum http_arg http_query_value(struct lws *wsi, const char *name, struct buf *value)

@@ -26,8 +26,9 @@ bool http_request_path(struct lws *wsi, char *out, size_t len);
  * absent or longer than out. */
 int http_header(struct lws *wsi, enum lws_token_indexes token, char *out, size_t len);
 
-/* Query arguments are looked up by name, case-insensitively, first match
- * (lws has split the query and percent-decoded each argument). Values are
+/* Query arguments are looked up by name, case-insensitively (lws has split
+ * the query and percent-decoded each argument); a name given more than once
+ * has its values joined with ',', as ASP.NET Core reads them. Values are
  * read whole: nothing is ever cut to a buffer's size. */
 enum http_arg { HTTP_ARG_FOUND, HTTP_ARG_ABSENT, HTTP_ARG_NOMEM };
 

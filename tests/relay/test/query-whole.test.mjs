@@ -3,14 +3,15 @@
 // copy them into fixed buffers: an `id` of 128+ characters was taken for no id (a fresh session
 // where ASP.NET Core answers 404), an argument over 4 KB hid every argument after it, a legacy
 // connectionData over 4 KB became an empty hub list (200, no hubs), a negotiateVersion over 31
-// characters was taken for none (version 0), a JSONP `callback` of 8+ characters went unrefused,
+// characters was taken for none (version 0), an id given twice was taken from its first copy
+// (ASP.NET Core joins them: "a,b"), a JSONP `callback` of 8+ characters went unrefused,
 // and a legacy invocation id over 127 characters came back cut, so the client never matched its
 // answer. Each case is compared with what ASP.NET Core (the test backend) answers where it has one.
 import { describe, it } from "../../lib/test.mjs";
 import assert from "node:assert/strict";
 import {
     RELAY_URL, BACKEND_URL, LEGACY_BASE, TIMEOUT_MS, WebSocket, LegacyClient, httpRequest, legacyConnectionData,
-    withTimeout, wsUrl,
+    negotiate, withTimeout, wsUrl,
 } from "../lib.mjs";
 
 // Opens a WebSocket and reports { status, body } of the refusal, or { status: 101 } when it opened.
@@ -45,6 +46,20 @@ describe("Core query values read whole", () => {
         assert.equal(direct.status, 404);
         const relayed = await upgrade(wsUrl(RELAY_URL, "chat", query));
         assert.equal(relayed.status, 404, relayed.body);
+    });
+
+    // ASP.NET Core joins a repeated argument's values with ',': the id "T,T" is no connection's. The
+    // relay took the first one and connected a session a proxy in front might have read otherwise.
+    it("an id given twice is read as ASP.NET Core reads it (joined with ','): 404, not the first one's session", async () => {
+        for (const base of [BACKEND_URL, RELAY_URL]) {
+            const neg = await negotiate(base, "chat");
+            assert.equal(neg.status, 200, neg.body);
+            const token = encodeURIComponent(neg.json.connectionToken);
+            const res = await upgrade(wsUrl(base, "chat", `id=${token}&id=${token}`));
+            assert.equal(res.status, 404, `${base === RELAY_URL ? "relay" : "ASP.NET Core"}: ${res.body}`);
+            const single = await upgrade(wsUrl(base, "chat", `id=${token}`));
+            assert.equal(single.status, 101, "the token itself was good");
+        }
     });
 
     it("a negotiateVersion of 40 characters is refused as ASP.NET Core refuses it (not taken for version 0)", async () => {
