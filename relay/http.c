@@ -247,7 +247,9 @@ void http_forwarded_for(struct lws *wsi, char *out, size_t len)
     char peer[64] = "";
     lws_get_peer_simple(wsi, peer, sizeof peer);
     char earlier[256];
-    if (http_header(wsi, WSI_TOKEN_X_FORWARDED_FOR, earlier, sizeof earlier) > 0)
+    /* The chain only when it fits whole: a cut one would end in a wrong address. */
+    int n = http_header(wsi, WSI_TOKEN_X_FORWARDED_FOR, earlier, sizeof earlier);
+    if (n > 0 && (size_t)n + sizeof ", " + strlen(peer) <= len)
         snprintf(out, len, "%s, %s", earlier, peer);
     else
         snprintf(out, len, "%s", peer);

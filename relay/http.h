@@ -68,7 +68,8 @@ void header_list_free(struct header_list *list);
 const char *header_list_get(const struct header_list *list, const char *name);
 
 /* The peer's address and any X-Forwarded-For it sent, as the value the relay
- * forwards ("a, b" when the client came through another proxy). */
+ * forwards ("a, b" when the client came through another proxy); the peer's
+ * address alone when the chain does not fit in out whole (never a cut one). */
 void http_forwarded_for(struct lws *wsi, char *out, size_t len);
 
 /* For a request answered later (once the backend has answered): lws reads

@@ -11,7 +11,7 @@ import { describe, it } from "../../lib/test.mjs";
 import assert from "node:assert/strict";
 import {
     RELAY_URL, BACKEND_URL, LEGACY_BASE, TIMEOUT_MS, WebSocket, LegacyClient, httpRequest, legacyConnectionData,
-    negotiate, withTimeout, wsUrl,
+    legacyNegotiate, negotiate, withTimeout, wsUrl,
 } from "../lib.mjs";
 
 // Opens a WebSocket and reports { status, body } of the refusal, or { status: 101 } when it opened.
@@ -104,6 +104,36 @@ describe("legacy query values read whole", () => {
             assert.equal(result.R, "whole");
         } finally {
             c.ws.terminate();
+        }
+    });
+});
+
+describe("X-Forwarded-For passed on whole or not at all", () => {
+    // The legacy session kept "chain, peer" in 128 bytes: a longer chain came out cut, its last
+    // address wrong (the backend read "…, 127.0" for the client's address).
+    it("a 120-character chain that does not fit: the backend sees the client's own address whole", async () => {
+        const chain = Array.from({ length: 12 }, (_, i) => `10.0.0.${100 + i}`).join(", ");
+        assert.ok(chain.length > 120 && chain.length < 200, `${chain.length}`);
+        const neg = await legacyNegotiate(["chathub"]);
+        const query = `transport=webSockets&clientProtocol=2.1&connectionToken=${encodeURIComponent(neg.json.ConnectionToken)}` +
+            `&connectionData=${legacyConnectionData("chathub")}`;
+        const ws = new WebSocket(`${LEGACY_BASE.replace(/^http/, "ws")}/connect?${query}`, { headers: { "X-Forwarded-For": chain } });
+        const frames = [];
+        let wake = () => {};
+        ws.on("message", (d) => { frames.push(JSON.parse(d.toString("utf8"))); wake(); });
+        try {
+            await withTimeout(new Promise((resolve, reject) => { ws.on("open", resolve); ws.on("error", reject); }), TIMEOUT_MS, "connect");
+            assert.equal((await httpRequest("GET", `${LEGACY_BASE}/start?${query}`)).status, 200);
+            ws.send(JSON.stringify({ H: "chathub", M: "WhoAmI", A: [], I: "1" }));
+            const result = await withTimeout(new Promise((resolve) => {
+                const look = () => { const f = frames.find((x) => x.I === "1"); if (f) resolve(f); };
+                wake = look;
+                look();
+            }), TIMEOUT_MS, "WhoAmI result");
+            const forwarded = result.R.forwardedFor;
+            assert.ok(forwarded === `${chain}, 127.0.0.1` || forwarded === "127.0.0.1", `the backend saw "${forwarded}"`);
+        } finally {
+            ws.terminate();
         }
     });
 });
