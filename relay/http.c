@@ -281,6 +281,9 @@ static bool http_add_cors_headers(const struct relay_config *cfg, struct lws *ws
 void http_answer_later(struct lws *wsi)
 {
     lws_rx_flow_control(wsi, 0);
+    /* lws gives a request timeout_secs (20 s) to be answered and then drops it without an
+     * answer; the relay's own deadline (--backend-timeout, ...) decides instead. */
+    lws_set_timeout(wsi, NO_PENDING_TIMEOUT, 0);
 }
 
 void http_answer_ready(struct lws *wsi)

@@ -78,7 +78,9 @@ void http_forwarded_for(struct lws *wsi, char *out, size_t len);
  * again and again (100 % CPU; on the libev loop it also starves lws' timers).
  * Reading pauses until http_answer_ready(), which resumes it and asks for the
  * HTTP_WRITEABLE callback that writes the answer (lws runs no callback for a
- * paused request, not even that one). A client that left is noticed then. */
+ * paused request, not even that one). A client that left is noticed then.
+ * lws' own deadline for the answer (20 s, then a close without one) is
+ * lifted: the caller's timer decides (--backend-timeout for a negotiate). */
 void http_answer_later(struct lws *wsi);
 void http_answer_ready(struct lws *wsi);
 
