@@ -13,6 +13,7 @@ import {
     RELAY_URL, BACKEND_URL, LEGACY_BASE, TIMEOUT_MS, WebSocket, LegacyClient, httpRequest, legacyConnectionData,
     legacyNegotiate, negotiate, withTimeout, wsUrl,
 } from "../lib.mjs";
+import { startRelay } from "../../lib/process.mjs";
 
 // Opens a WebSocket and reports { status, body } of the refusal, or { status: 101 } when it opened.
 function upgrade(url) {
@@ -134,6 +135,19 @@ describe("X-Forwarded-For passed on whole or not at all", () => {
             assert.ok(forwarded === `${chain}, 127.0.0.1` || forwarded === "127.0.0.1", `the backend saw "${forwarded}"`);
         } finally {
             ws.terminate();
+        }
+    });
+});
+
+describe("service mode query values", () => {
+    it("an app server's hub name over 255 bytes: 400 saying it is too long (not 'hub and cid are required')", async () => {
+        const relay = await startRelay(["--service-key", "query-whole-test-key"]);
+        try {
+            const res = await upgrade(`${relay.url.replace(/^http/, "ws")}/server/?hub=${"h".repeat(300)}&cid=c1`);
+            assert.equal(res.status, 400, res.body);
+            assert.match(res.body, /too long/);
+        } finally {
+            await relay.stop();
         }
     });
 });
