@@ -60,7 +60,33 @@ static bool header_repeated(struct lws *wsi, enum lws_token_indexes token)
            lws_hdr_copy_fragment(wsi, (char[1]){ 0 }, 1, token, 1) >= 0;
 }
 
-/* A plain decimal number that fits in 63 bits, as Kestrel accepts it. */
+/* Whether header token is there at all, empty ("Content-Length:") included. */
+static bool header_present(struct lws *wsi, enum lws_token_indexes token)
+{
+    return lws_hdr_total_length(wsi, token) > 0 || lws_hdr_copy_fragment(wsi, (char[1]){ 0 }, 1, token, 0) >= 0;
+}
+
+/* The header's value without the spaces and tabs around it (HTTP's OWS), in
+ * out; false when longer than out. */
+static bool header_value_trimmed(struct lws *wsi, enum lws_token_indexes token, char *out, size_t len)
+{
+    int n = lws_hdr_total_length(wsi, token);
+    if (n == 0) {
+        out[0] = '\0';
+        return true;
+    }
+    if (http_header(wsi, token, out, len) < 0)
+        return false;
+    size_t start = strspn(out, " \t"), end = strlen(out);
+    while (end > start && (out[end - 1] == ' ' || out[end - 1] == '\t'))
+        end--;
+    memmove(out, out + start, end - start);
+    out[end - start] = '\0';
+    return true;
+}
+
+/* Digits only (no sign, no white space inside), at most 18 of them: what
+ * fits in 63 bits. Kestrel also takes a leading '+'; the relay does not. */
 static bool valid_content_length(const char *s)
 {
     size_t n = strlen(s);
@@ -71,21 +97,20 @@ static bool valid_content_length(const char *s)
 
 static const char *check_framing(struct lws *wsi)
 {
-    int cl_len = lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH);
-    int te_len = lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_TRANSFER_ENCODING);
-    if (cl_len > 0 && te_len > 0)
+    bool cl = header_present(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH);
+    bool te = header_present(wsi, WSI_TOKEN_HTTP_TRANSFER_ENCODING);
+    char value[32];
+    if (cl && te)
         return "Bad request: Transfer-Encoding and Content-Length together.";
-    if (cl_len > 0) {
-        char value[32];
+    if (cl) {
         if (header_repeated(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH))
             return "Bad request: Content-Length given more than once.";
-        if (http_header(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH, value, sizeof value) < 0 || !valid_content_length(value))
+        if (!header_value_trimmed(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH, value, sizeof value) || !valid_content_length(value))
             return "Bad request: Content-Length is not a valid length.";
     }
-    if (te_len > 0) {
-        char value[32];
+    if (te) {
         if (header_repeated(wsi, WSI_TOKEN_HTTP_TRANSFER_ENCODING) ||
-            http_header(wsi, WSI_TOKEN_HTTP_TRANSFER_ENCODING, value, sizeof value) < 0 ||
+            !header_value_trimmed(wsi, WSI_TOKEN_HTTP_TRANSFER_ENCODING, value, sizeof value) ||
             strcasecmp(value, "chunked") != 0)
             return "Bad request: the only Transfer-Encoding served is chunked.";
     }

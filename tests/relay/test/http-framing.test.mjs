@@ -70,6 +70,14 @@ const refusedByBoth = {
     "an absurd Content-Length": "Content-Length: 99999999999999999999999\r\n\r\n",
     "a Content-Length that is not a number": "Content-Length: 1x\r\n\r\n",
     "a Transfer-Encoding other than chunked": "Transfer-Encoding: gzip\r\n\r\n",
+    "an empty Content-Length": "Content-Length:\r\n\r\n",
+};
+
+// What both serve: white space around the value is not part of it (HTTP's OWS).
+const servedByBoth = {
+    "Content-Length with a space after the value": "Content-Length: 0 \r\nConnection: close\r\n\r\n",
+    "Content-Length after a tab": "Content-Length:\t0\r\nConnection: close\r\n\r\n",
+    "Content-Length with leading zeros": "Content-Length: 00\r\nConnection: close\r\n\r\n",
 };
 
 async function assertRefused(res, status, what) {
@@ -86,6 +94,14 @@ describe("request framing", () => {
             const before = (await metrics()).requests_refused_total;
             await assertRefused(await exchange(RELAY_URL, negotiateHead(RELAY_URL, rest)), 400, `relay, ${what}`);
             assert.equal((await metrics()).requests_refused_total, before + 1, "the refusal is counted");
+        });
+    }
+
+    for (const [what, rest] of Object.entries(servedByBoth)) {
+        it(`${what}: served, as by Kestrel`, async () => {
+            assert.equal((await exchange(BACKEND_URL, negotiateHead(BACKEND_URL, rest))).status, 200, "Kestrel");
+            const res = await exchange(RELAY_URL, negotiateHead(RELAY_URL, rest));
+            assert.equal(res.status, 200, res.body);
         });
     }
 
