@@ -1,7 +1,9 @@
 /* conn_token.c - connection ids, token keys, token mint and verify
- * (format in conn_token.h). All randomness, hashing, MAC and base64 come from
- * OpenSSL; this file only lays out bytes and maps the base64 alphabet. */
+ * (format in conn_token.h). Randomness, hashing and MAC come from OpenSSL,
+ * base64url from base64url.c; this file only lays out bytes. */
 #include "hub/conn_token.h"
+
+#include "hub/base64url.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -22,73 +24,21 @@ _Static_assert((MAX_PAYLOAD + CONN_TOKEN_TAG_LEN + 2) / 3 * 4 <= CONN_TOKEN_MAX_
                "CONN_TOKEN_MAX_CHARS must admit every token we mint");
 _Static_assert(CONN_TOKEN_TAG_LEN <= 32, "the tag is a prefix of an HMAC-SHA256");
 
-/* base64url ------------------------------------------------------------------ */
-
-/* Characters of standard base64 (with padding) for n bytes. */
-static size_t b64_padded_len(size_t n) { return (n + 2) / 3 * 4; }
-
-static bool is_b64url_char(unsigned char c)
-{
-    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_';
-}
-
-/* Encodes n bytes into out (room for b64_padded_len(n) + 1) with OpenSSL,
- * then maps to the URL-safe alphabet and drops the padding. Returns the
- * number of characters written (a NUL follows them). */
-static size_t b64url_encode(const unsigned char *in, size_t n, char *out)
-{
-    int written = EVP_EncodeBlock((unsigned char *)out, in, (int)n);
-    size_t len = written > 0 ? (size_t)written : 0;
-    while (len > 0 && out[len - 1] == '=')
-        len--;
-    out[len] = '\0';
-    for (size_t i = 0; i < len; i++) {
-        if (out[i] == '+')
-            out[i] = '-';
-        else if (out[i] == '/')
-            out[i] = '_';
-    }
-    return len;
-}
-
-/* Decodes `text` (checked to be [A-Za-z0-9_-] only, canonical, without
- * padding) into out. `scratch` needs b64_padded_len-of-text + 1 bytes; out
- * needs text_len / 4 * 3 + 3. Returns the decoded length, or -1 if the text is
- * not the one encoding of its bytes. */
-static long b64url_decode(const char *text, size_t text_len, char *scratch, unsigned char *out)
-{
-    if (text_len % 4 == 1) /* no byte count encodes to this length */
-        return -1;
-    size_t pad = (4 - text_len % 4) % 4;
-    for (size_t i = 0; i < text_len; i++)
-        scratch[i] = text[i] == '-' ? '+' : text[i] == '_' ? '/' : text[i];
-    memset(scratch + text_len, '=', pad);
-    int got = EVP_DecodeBlock(out, (const unsigned char *)scratch, (int)(text_len + pad));
-    if (got < 0 || (size_t)got < pad)
-        return -1;
-    size_t len = (size_t)got - pad; /* EVP_DecodeBlock counts padding as zero bytes */
-    /* Two texts can decode to the same bytes when the last character carries
-     * unused bits; accept only the one OpenSSL would produce, so a token has
-     * exactly one spelling and no changed character goes unnoticed. */
-    if (b64url_encode(out, len, scratch) != text_len || memcmp(scratch, text, text_len) != 0)
-        return -1;
-    return (long)len;
-}
-
 /* Connection ids and keys --------------------------------------------------- */
 
 bool conn_id_generate(char out[CONN_ID_LEN + 1])
 {
     unsigned char random[CONN_ID_RANDOM_BYTES];
-    char text[(CONN_ID_RANDOM_BYTES + 2) / 3 * 4 + 1];
     out[0] = '\0';
     if (RAND_bytes(random, sizeof random) != 1)
         return false;
-    size_t len = b64url_encode(random, sizeof random, text);
-    if (len != CONN_ID_LEN)
-        return false;
-    memcpy(out, text, CONN_ID_LEN + 1);
-    return true;
+    struct buf text;
+    buf_init(&text);
+    bool ok = base64url_append(&text, random, sizeof random) && text.len == CONN_ID_LEN;
+    if (ok)
+        memcpy(out, text.data, CONN_ID_LEN + 1);
+    buf_free(&text);
+    return ok;
 }
 
 bool token_key_generate(struct token_key *key)
@@ -178,10 +128,7 @@ bool conn_token_mint(const struct token_key *key, struct span conn_id, struct sp
     unsigned char tag[CONN_TOKEN_TAG_LEN];
     ok = ok && tag_of(key, (const unsigned char *)payload.data, payload.len, tag) &&
          buf_append(&payload, tag, sizeof tag);
-    /* Encode straight into the caller's buffer (room for padding and NUL). */
-    ok = ok && buf_reserve(out, b64_padded_len(payload.len) + 1);
-    if (ok)
-        out->len += b64url_encode((const unsigned char *)payload.data, payload.len, out->data + out->len);
+    ok = ok && base64url_append(out, (const unsigned char *)payload.data, payload.len);
     buf_free(&payload);
     return ok;
 }
@@ -265,24 +212,28 @@ enum proto_status conn_token_verify(const struct token_key *key, struct span tok
     if (token.len > CONN_TOKEN_MAX_CHARS)
         return proto_fail(err, PROTO_ERR_TOO_LARGE, "connection token is too long");
     for (size_t i = 0; i < token.len; i++)
-        if (!is_b64url_char((unsigned char)token.ptr[i]))
+        if (!base64url_is_char((unsigned char)token.ptr[i]))
             return proto_fail(err, PROTO_ERR_SYNTAX, "connection token has a character outside [A-Za-z0-9_-]");
 
-    /* One block: base64 scratch text, then the decoded bytes the claims keep. */
-    size_t scratch_len = b64_padded_len(token.len) + 1;
-    claims->storage = malloc(scratch_len + token.len / 4 * 3 + 3);
-    if (!claims->storage)
-        return proto_fail(err, PROTO_ERR_NOMEM, "out of memory decoding connection token");
-    unsigned char *payload = claims->storage + scratch_len;
-    long decoded = b64url_decode(token.ptr, token.len, (char *)claims->storage, payload);
-    if (decoded < 0)
-        return verify_fail(claims, err, PROTO_ERR_SYNTAX, "connection token is not canonical base64url");
-    if ((size_t)decoded < 1 + CONN_TOKEN_TAG_LEN)
+    /* The decoded bytes become the claims' storage (the buf's block moves to them). */
+    struct buf bytes;
+    buf_init(&bytes);
+    enum proto_status decoded_status = base64url_decode_append(&bytes, token);
+    if (decoded_status != PROTO_OK) {
+        buf_free(&bytes);
+        return decoded_status == PROTO_ERR_NOMEM
+                   ? proto_fail(err, PROTO_ERR_NOMEM, "out of memory decoding connection token")
+                   : proto_fail(err, PROTO_ERR_SYNTAX, "connection token is not canonical base64url");
+    }
+    claims->storage = (unsigned char *)bytes.data;
+    unsigned char *payload = claims->storage;
+    size_t decoded = bytes.len;
+    if (decoded < 1 + CONN_TOKEN_TAG_LEN)
         return verify_fail(claims, err, PROTO_ERR_SYNTAX, "connection token is too short");
     if (payload[0] != CONN_TOKEN_VERSION)
         return verify_fail(claims, err, PROTO_ERR_VALUE, "connection token version is not supported");
 
-    size_t payload_len = (size_t)decoded - CONN_TOKEN_TAG_LEN;
+    size_t payload_len = decoded - CONN_TOKEN_TAG_LEN;
     unsigned char expected[CONN_TOKEN_TAG_LEN];
     if (!tag_of(key, payload, payload_len, expected))
         return verify_fail(claims, err, PROTO_ERR_NOMEM, "could not compute connection token tag");

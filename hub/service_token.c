@@ -1,7 +1,9 @@
 /* service_token.c - service-mode JWT verification, claims and signing (see
- * service_token.h). JSON comes from cJSON, HMAC and base64 from OpenSSL;
- * this file maps the base64url alphabet and applies the SDK's rules. */
+ * service_token.h). JSON comes from cJSON, HMAC from OpenSSL, base64url from
+ * base64url.c; this file applies the SDK's rules. */
 #include "hub/service_token.h"
+
+#include "hub/base64url.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -13,67 +15,19 @@
 
 /* ---- base64url ------------------------------------------------------------- */
 
-static bool is_b64url_char(unsigned char c)
-{
-    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
-           c == '_';
-}
-
-/* Appends the unpadded base64url text of n bytes. */
-static bool b64url_append(struct buf *out, const unsigned char *in, size_t n)
-{
-    size_t cap = (n + 2) / 3 * 4 + 1;
-    if (n > INT32_MAX / 2 || !buf_reserve(out, cap))
-        return false;
-    char *text = out->data + out->len;
-    int written = EVP_EncodeBlock((unsigned char *)text, in, (int)n);
-    size_t len = written > 0 ? (size_t)written : 0;
-    while (len > 0 && text[len - 1] == '=')
-        len--;
-    for (size_t i = 0; i < len; i++)
-        text[i] = text[i] == '+' ? '-' : text[i] == '/' ? '_' : text[i];
-    out->len += len;
-    return true;
-}
-
-/* Decodes canonical unpadded base64url into a fresh malloc'd block (with a
- * NUL after the bytes, for the JSON parser); NULL if the text is not the one
+/* The bytes of one canonical base64url part in a fresh malloc'd block (a NUL
+ * follows them, for the JSON parser); NULL if the part is not the one
  * encoding of its bytes or memory runs out. */
 static unsigned char *b64url_decode(struct span text, size_t *out_len)
 {
-    if (text.len % 4 == 1)
-        return NULL;
-    for (size_t i = 0; i < text.len; i++)
-        if (!is_b64url_char((unsigned char)text.ptr[i]))
-            return NULL;
-    size_t pad = (4 - text.len % 4) % 4;
-    char *scratch = malloc(text.len + pad + 1);
-    unsigned char *bytes = malloc((text.len + pad) / 4 * 3 + 1);
-    struct buf again;
-    buf_init(&again);
-    bool ok = scratch && bytes;
-    size_t len = 0;
-    if (ok) {
-        for (size_t i = 0; i < text.len; i++)
-            scratch[i] = text.ptr[i] == '-' ? '+' : text.ptr[i] == '_' ? '/' : text.ptr[i];
-        memset(scratch + text.len, '=', pad);
-        int got = EVP_DecodeBlock(bytes, (unsigned char *)scratch, (int)(text.len + pad));
-        ok = got >= 0 && (size_t)got >= pad;
-        if (ok)
-            len = (size_t)got - pad; /* EVP_DecodeBlock counts padding as zero bytes */
-    }
-    /* Unused low bits in the last character would give a second spelling. */
-    ok = ok && b64url_append(&again, bytes, len) && again.len == text.len &&
-         memcmp(again.data, text.ptr, text.len) == 0;
-    buf_free(&again);
-    free(scratch);
-    if (!ok) {
-        free(bytes);
+    struct buf bytes;
+    buf_init(&bytes);
+    if (base64url_decode_append(&bytes, text) != PROTO_OK) {
+        buf_free(&bytes);
         return NULL;
     }
-    bytes[len] = '\0';
-    *out_len = len;
-    return bytes;
+    *out_len = bytes.len;
+    return (unsigned char *)bytes.data; /* the block moves to the caller */
 }
 
 /* ---- small helpers ----------------------------------------------------------- */
@@ -584,11 +538,11 @@ enum proto_status svc_token_sign(struct buf *out, struct span key, enum svc_toke
     size_t start = out->len;
     unsigned char mac[EVP_MAX_MD_SIZE];
     unsigned mac_len = 0;
-    bool ok = text && b64url_append(out, (const unsigned char *)header, strlen(header)) &&
+    bool ok = text && base64url_append(out, (const unsigned char *)header, strlen(header)) &&
               buf_append_byte(out, '.') &&
-              b64url_append(out, (const unsigned char *)text, strlen(text)) &&
+              base64url_append(out, (const unsigned char *)text, strlen(text)) &&
               hmac(alg, key, out->data + start, out->len - start, mac, &mac_len) &&
-              buf_append_byte(out, '.') && b64url_append(out, mac, mac_len);
+              buf_append_byte(out, '.') && base64url_append(out, mac, mac_len);
     free(text);
     if (!ok) {
         out->len = start;

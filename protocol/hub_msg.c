@@ -30,20 +30,3 @@ bool hub_msg_own_copy(struct hub_msg *msg, const char *p, size_t len, struct spa
     *out = span_make(copy, len);
     return true;
 }
-
-const char *hub_msg_kind_name(enum hub_msg_kind kind)
-{
-    switch (kind) {
-    case HUB_MSG_NONE: return "none";
-    case HUB_MSG_INVOCATION: return "invocation";
-    case HUB_MSG_STREAM_ITEM: return "stream-item";
-    case HUB_MSG_COMPLETION: return "completion";
-    case HUB_MSG_STREAM_INVOCATION: return "stream-invocation";
-    case HUB_MSG_CANCEL_INVOCATION: return "cancel-invocation";
-    case HUB_MSG_PING: return "ping";
-    case HUB_MSG_CLOSE: return "close";
-    case HUB_MSG_ACK: return "ack";
-    case HUB_MSG_SEQUENCE: return "sequence";
-    }
-    return "invalid";
-}

@@ -86,6 +86,4 @@ void hub_msg_release(struct hub_msg *msg);
  * out of memory or when the message already owns HUB_MSG_MAX_OWNED strings. */
 bool hub_msg_own_copy(struct hub_msg *msg, const char *p, size_t len, struct span *out);
 
-const char *hub_msg_kind_name(enum hub_msg_kind kind);
-
 #endif

@@ -5,8 +5,8 @@
  * "Name" with the declared case). The original reads it with Json.NET, so
  * the property matches in any case, other properties are ignored, and two
  * entries naming the same hub in different case are an error. We keep each
- * name exactly as the client spelled it, because that is the spelling the
- * client's proxies answer to when we send it an invocation.
+ * name exactly as the client spelled it (the relay's pushes name the hub as
+ * configured, which the stock clients match case-insensitively).
  *
  * Ownership: names borrow from the input when they had no escapes and are
  * owned copies otherwise; keep the input alive while using the list and call

@@ -52,6 +52,46 @@ bool legacy_core_hub_exception_message(struct span error, struct span *message)
     return true;
 }
 
+/* Text that runs from prefix to a quoted name and then exactly tail (nothing
+ * after it), or tail followed by HUB_EXCEPTION_MARK and anything when
+ * exception_tail is set. */
+static bool is_named_text(struct span s, const char *prefix, const char *tail, bool exception_tail)
+{
+    size_t n;
+    if (!starts_with(s, prefix, &n))
+        return false;
+    struct span rest = span_make(s.ptr + n, s.len - n);
+    long at = find(rest, tail);
+    if (at <= 0)
+        return false;
+    size_t end = (size_t)at + strlen(tail);
+    if (end == rest.len)
+        return true;
+    size_t mark = strlen(HUB_EXCEPTION_MARK);
+    return exception_tail && rest.len - end > mark && memcmp(rest.ptr + end, HUB_EXCEPTION_MARK, mark) == 0;
+}
+
+bool legacy_core_generic_failure(struct span error)
+{
+    static const char streaming[] = "An error occurred on the server while streaming results.";
+    if (!span_is_set(error))
+        return false;
+    if (error.len == sizeof streaming - 1 && memcmp(error.ptr, streaming, error.len) == 0)
+        return true;
+    return is_named_text(error, "An unexpected error occurred invoking '", "' on the server.", false) ||
+           is_named_text(error, "Failed to invoke '", "' due to an error on the server.", true);
+}
+
+bool legacy_invocation_failure_text(struct buf *out, struct span hub, struct span method)
+{
+    size_t mark = out->len;
+    bool ok = buf_append_cstr(out, "There was an error invoking Hub method '") && buf_append(out, hub.ptr, hub.len) &&
+              buf_append_byte(out, '.') && buf_append(out, method.ptr, method.len) && buf_append_cstr(out, "'.");
+    if (!ok)
+        out->len = mark;
+    return ok;
+}
+
 enum proto_status legacy_translate_completion(struct buf *out, const struct hub_msg *completion,
                                               struct proto_error *err)
 {

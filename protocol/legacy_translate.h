@@ -39,7 +39,7 @@ enum proto_status legacy_translate_completion(struct buf *out, const struct hub_
                                               struct proto_error *err);
 
 /* A server->client HUB_MSG_INVOCATION -> one M element, written with the hub
- * name as this client spelled it in connectionData (hub_as_spelled). Core
+ * name the caller gives (hub_as_spelled; the relay gives the configured name). Core
  * headers are dropped. A legacy client cannot return a value, so an
  * invocation id (a Core "client result" request) is not written: the caller
  * must answer the backend itself. */
@@ -54,5 +54,20 @@ enum proto_status legacy_translate_stream_item(struct buf *out, const struct hub
 /* If error is one of the HubException texts above, points *message at the
  * HubException's own message (inside error) and returns true. */
 bool legacy_core_hub_exception_message(struct span error, struct span *message);
+
+/* Core's texts for a call that failed other than by a HubException the hub
+ * threw, as an ASP.NET Core hub without detailed errors writes them:
+ *   "An unexpected error occurred invoking '<M>' on the server."   the method threw
+ *   "Failed to invoke '<M>' due to an error on the server."        arguments not bound,
+ *       or with " HubException: Method does not exist."            no such method
+ *   "An error occurred on the server while streaming results."     a stream threw
+ * A 2.x server answers every one of these cases with one text, written by
+ * legacy_invocation_failure_text; true when error is one of them. */
+bool legacy_core_generic_failure(struct span error);
+
+/* Appends "There was an error invoking Hub method '<hub>.<method>'." (the
+ * 2.x server's Error_HubInvocationFailed, hub and method as the client wrote
+ * them in the invocation). False (out unchanged) when out of memory. */
+bool legacy_invocation_failure_text(struct buf *out, struct span hub, struct span method);
 
 #endif

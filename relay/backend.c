@@ -9,6 +9,7 @@
 #include "containers/buf.h"
 #include "protocol/urlencoded.h"
 #include "relay/log.h"
+#include "relay/tls.h"
 #include "relay/wsi_role.h"
 
 #define NEGOTIATE_BODY_LIMIT (64u << 10)
@@ -305,14 +306,21 @@ static int negotiate_callback(struct lws *wsi, enum lws_callback_reasons reason,
         if (r)
             negotiate_deliver(r, NULL);
         return -1; /* one request per connection: close it */
-    case LWS_CALLBACK_CLIENT_CONNECTION_ERROR:
-        log_debug("backend: negotiate failed: %s", in ? (const char *)in : "connection error");
-        /* fall through */
+    case LWS_CALLBACK_CLIENT_CONNECTION_ERROR: {
+        char tls_why[256];
+        const char *why = tls_backend_failure(wsi, tls_why, sizeof tls_why) ? tls_why
+                          : in                                             ? (const char *)in
+                                                                           : "connection error";
+        log_debug("backend: negotiate failed: %s", why);
+        if (r && conn_ended(&r->conn, wsi)) {
+            negotiate_deliver(r, why);
+            negotiate_free(r);
+        }
+        return 0;
+    }
     case LWS_CALLBACK_CLOSED_CLIENT_HTTP:
         if (r && conn_ended(&r->conn, wsi)) {
-            negotiate_deliver(r, reason == LWS_CALLBACK_CLOSED_CLIENT_HTTP
-                                     ? "backend closed the connection before answering"
-                                     : in ? (const char *)in : "connection error");
+            negotiate_deliver(r, "backend closed the connection before answering");
             negotiate_free(r);
         }
         return 0;
@@ -499,14 +507,17 @@ static int link_callback(struct lws *wsi, enum lws_callback_reasons reason, void
         return link_receive(link, wsi, in, len);
     case LWS_CALLBACK_CLIENT_WRITEABLE:
         return link_writeable(link, wsi);
-    case LWS_CALLBACK_CLIENT_CONNECTION_ERROR:
+    case LWS_CALLBACK_CLIENT_CONNECTION_ERROR: {
         link->conn.loop->stats.backend_failures++;
+        char tls_why[256];
+        const char *why = tls_backend_failure(wsi, tls_why, sizeof tls_why) ? tls_why : (const char *)in;
         if (conn_ended(&link->conn, wsi)) {
-            log_info("backend: WebSocket connection failed: %s", in ? (const char *)in : "unknown error");
-            link_report_closed(link, in ? (const char *)in : "the backend refused the WebSocket connection");
+            log_info("backend: WebSocket connection failed: %s", why ? why : "unknown error");
+            link_report_closed(link, why ? why : "the backend refused the WebSocket connection");
             backend_link_free(link);
         }
         return 0;
+    }
     case LWS_CALLBACK_CLIENT_CLOSED:
         if (conn_ended(&link->conn, wsi)) {
             link_report_closed(link, NULL);

@@ -87,11 +87,17 @@ void config_free(struct relay_config *cfg)
     for (size_t i = 0; i < cfg->service_key_count; i++)
         free(cfg->service_keys[i]);
     free(cfg->service_keys);
+    for (size_t i = 0; i < cfg->hub_methods_count; i++)
+        free(cfg->hub_methods[i]);
+    free(cfg->hub_methods);
     free(cfg->listen_address);
     free(cfg->path_prefix);
     free(cfg->legacy_path);
     free(cfg->token_secret);
     free(cfg->backend_source_addresses);
+    free(cfg->tls_cert);
+    free(cfg->tls_key);
+    free(cfg->backend_ca);
     memset(cfg, 0, sizeof *cfg);
 }
 
@@ -206,6 +212,73 @@ const struct hub_route *config_find_hub(const struct relay_config *cfg, const ch
     return NULL;
 }
 
+/* An identifier as C# and JavaScript both accept it (ASCII): a method name. */
+static bool method_name_is_valid(const char *name, size_t len)
+{
+    if (len == 0 || len > 128 || !(isalpha((unsigned char)name[0]) || name[0] == '_'))
+        return false;
+    for (size_t i = 1; i < len; i++)
+        if (!isalnum((unsigned char)name[i]) && name[i] != '_')
+            return false;
+    return true;
+}
+
+/* One NAME=M1,M2 of --hub-methods: the server methods the legacy proxy
+ * script (GET /signalr/hubs) lists for hub NAME. */
+static enum config_result add_one_hub_methods(struct relay_config *cfg, const char *spec, size_t spec_len,
+                                              char *err, size_t err_len)
+{
+    const char *eq = memchr(spec, '=', spec_len);
+    size_t name_len = eq ? (size_t)(eq - spec) : 0;
+    if (!eq || !hub_name_is_valid(spec, name_len) || name_len + 1 == spec_len)
+        return fail(err, err_len, "--hub-methods wants NAME=METHOD[,METHOD...][;NAME=...], got '%.*s'",
+                    (int)spec_len, spec);
+    for (const char *m = eq + 1, *end = spec + spec_len;;) {
+        size_t len = strcspn(m, ",;");
+        if (!method_name_is_valid(m, len))
+            return fail(err, err_len, "--hub-methods '%.*s': '%.*s' is not a method name (letters, digits, '_')",
+                        (int)spec_len, spec, (int)len, m);
+        if (m + len >= end)
+            break;
+        m += len + 1;
+    }
+    char **grown = realloc(cfg->hub_methods, (cfg->hub_methods_count + 1) * sizeof *grown);
+    char *copy = strndup(spec, spec_len);
+    if (!grown || !copy) {
+        free(copy);
+        if (grown)
+            cfg->hub_methods = grown;
+        return fail(err, err_len, "out of memory");
+    }
+    cfg->hub_methods = grown;
+    cfg->hub_methods[cfg->hub_methods_count++] = copy;
+    return CONFIG_OK;
+}
+
+/* --hub-methods NAME=M1,M2[;NAME=M3...] (several hubs at once: one config-file string). */
+static enum config_result add_hub_methods(struct relay_config *cfg, const char *value, char *err, size_t err_len)
+{
+    for (const char *s = value;;) {
+        size_t len = strcspn(s, ";");
+        if (add_one_hub_methods(cfg, s, len, err, err_len) != CONFIG_OK)
+            return CONFIG_ERROR;
+        if (!s[len])
+            return CONFIG_OK;
+        s += len + 1;
+    }
+}
+
+const char *config_hub_methods(const struct relay_config *cfg, const char *name)
+{
+    size_t n = strlen(name);
+    for (size_t i = cfg->hub_methods_count; i-- > 0;) {
+        const char *spec = cfg->hub_methods[i];
+        if (strncasecmp(spec, name, n) == 0 && spec[n] == '=')
+            return spec + n + 1;
+    }
+    return NULL;
+}
+
 static enum config_result add_cors_origin(struct relay_config *cfg, const char *origin, char *err,
                                           size_t err_len)
 {
@@ -317,6 +390,7 @@ static enum config_result apply_setting(struct relay_config *cfg, const char *na
 {
     if (strcmp(name, "listen") == 0) return parse_listen(cfg, value, err, err_len);
     if (strcmp(name, "hub") == 0) return config_add_hub(cfg, value, err, err_len);
+    if (strcmp(name, "hub-methods") == 0) return add_hub_methods(cfg, value, err, err_len);
     if (strcmp(name, "path-prefix") == 0) return parse_path("--path-prefix", &cfg->path_prefix, value, true, err, err_len);
     if (strcmp(name, "legacy-path") == 0) return parse_path("--legacy-path", &cfg->legacy_path, value, true, err, err_len);
     if (strcmp(name, "legacy-keepalive") == 0) return parse_seconds("--legacy-keepalive", value, &cfg->legacy_keepalive_ms, err, err_len);
@@ -343,6 +417,9 @@ static enum config_result apply_setting(struct relay_config *cfg, const char *na
     if (strcmp(name, "header-timeout") == 0) return parse_seconds("--header-timeout", value, &cfg->header_timeout_ms, err, err_len);
     if (strcmp(name, "token-secret") == 0) { replace_string(&cfg->token_secret, value); return CONFIG_OK; }
     if (strcmp(name, "backend-source-addresses") == 0) { replace_string(&cfg->backend_source_addresses, value); return CONFIG_OK; }
+    if (strcmp(name, "tls-cert") == 0) { replace_string(&cfg->tls_cert, value); return CONFIG_OK; }
+    if (strcmp(name, "tls-key") == 0) { replace_string(&cfg->tls_key, value); return CONFIG_OK; }
+    if (strcmp(name, "backend-ca") == 0) { replace_string(&cfg->backend_ca, value); return CONFIG_OK; }
     if (strcmp(name, "service-key") == 0) return add_service_key(cfg, value, err, err_len);
     if (strcmp(name, "app-negotiate") == 0) return add_app_negotiate(cfg, value, err, err_len);
     if (strcmp(name, "log-level") == 0) return set_log_level(cfg, value, err, err_len);
@@ -551,10 +628,22 @@ void config_print_help(FILE *out)
 "  --path-prefix PREFIX      serve hubs at PREFIX/NAME instead of /NAME (default none)\n"
 "  --cors-origin ORIGIN      allow browser pages from ORIGIN (exact match, echoed with\n"
 "                            credentials allowed). Repeatable. Default: none.\n"
+"  --tls-cert FILE           serve TLS (https://, wss://) on --listen instead of plain HTTP,\n"
+"                            with the PEM certificate in FILE followed by its chain.\n"
+"                            TLS 1.2 and 1.3 only. SIGHUP reads it (and --tls-key) again:\n"
+"                            new connections get the new one, open ones keep theirs, and a\n"
+"                            file that cannot be used is refused with a log line. Default: none\n"
+"  --tls-key FILE            the PEM private key of --tls-cert (unencrypted; default: read\n"
+"                            from the --tls-cert file)\n"
 "\n"
 "Legacy ASP.NET SignalR 2.x clients (jQuery, .NET, C++; WebSockets transport):\n"
 "  --legacy-path PATH        their endpoint (default /signalr; \"\" turns it off). A legacy hub\n"
 "                            proxy named like a configured hub (case-insensitive) reaches it.\n"
+"  --hub-methods NAME=M1,M2  the server methods the generated proxy script (GET PATH/hubs)\n"
+"                            lists for hub NAME, e.g. ChatHub=Send,JoinGroup: proxies get\n"
+"                            server.send(...), server.joinGroup(...). Without it a hub's\n"
+"                            server object turns any method called on it into an invocation\n"
+"                            (an ES2015 Proxy). Repeatable, or NAME=M1,M2;NAME2=M3.\n"
 "  --legacy-keepalive S      keep-alive interval; clients give up after twice this (10)\n"
 "  --legacy-disconnect-timeout S\n"
 "                            how long a dropped client may take to reconnect before its\n"
@@ -591,6 +680,11 @@ void config_print_help(FILE *out)
 "Other:\n"
 "  --token-secret SECRET     key that signs connection tokens (default: random per start, so\n"
 "                            tokens do not survive a restart)\n"
+"  --backend-ca FILE         verify https:// and wss:// backends against the PEM CA\n"
+"                            certificates in FILE instead of the system store. Either way a\n"
+"                            backend's certificate must chain to a trusted CA and name the\n"
+"                            hub URL's host; a refused one fails the client's connection\n"
+"                            with the reason (negotiate: 502)\n"
 "  --backend-source-addresses A,B,...\n"
 "                            local addresses to open backend links from, round robin, so\n"
 "                            more than ~28k links can reach one backend (default: the kernel's)\n"

@@ -36,8 +36,13 @@ struct relay_config {
     char *backend_source_addresses; /* comma list of local addresses for backend links, or NULL */
     char **service_keys;         /* service mode's AccessKeys (several: rotation); none = off */
     size_t service_key_count;
+    char *tls_cert;              /* PEM certificate (and chain) clients see: the listener speaks TLS; NULL: plain */
+    char *tls_key;               /* its PEM private key; NULL: in tls_cert's file */
+    char *backend_ca;            /* PEM CAs https/wss backends are verified with; NULL: the system store */
 
     char *legacy_path;            /* legacy ASP.NET SignalR endpoint, default "/signalr"; "" = off */
+    char **hub_methods;           /* --hub-methods "NAME=M1,M2" (validated), for the legacy proxy script */
+    size_t hub_methods_count;
     unsigned legacy_keepalive_ms; /* legacy keep-alive `{}` interval (10 s) */
     unsigned legacy_disconnect_ms;/* legacy DisconnectTimeout (30 s) */
 
@@ -70,6 +75,10 @@ enum config_result config_load_file(struct relay_config *cfg, const char *path, 
 /* Adds one hub from "NAME=URL". */
 enum config_result config_add_hub(struct relay_config *cfg, const char *spec, char *err,
                                   size_t err_len);
+
+/* The server methods configured for hub name (--hub-methods, the last one
+ * given): "M1,M2,...", or NULL when none were. */
+const char *config_hub_methods(const struct relay_config *cfg, const char *name);
 
 const struct hub_route *config_find_hub(const struct relay_config *cfg, const char *name,
                                         size_t name_len);

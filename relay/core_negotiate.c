@@ -12,6 +12,7 @@
 #include "hub/conn_token.h"
 #include "relay/http.h"
 #include "relay/log.h"
+#include "relay/tls.h"
 #include "protocol/negotiate.h"
 
 static void set_text_reply(struct negotiation *n, unsigned status, const char *text);
@@ -133,7 +134,14 @@ static void backend_negotiated(void *owner, unsigned status, const char *body, s
     struct negotiation *n = owner;
     n->request = NULL;
     timer_cancel(&n->expiry); /* the backend timeout; a token's expiry is armed below */
-    if (status == 0) {
+    if (status == 0 && strncmp(error, TLS_BACKEND_REFUSED, strlen(TLS_BACKEND_REFUSED)) == 0) {
+        /* It answered, with a certificate the relay does not trust: a bad gateway, not a missing one. */
+        n->table->loop->stats.backend_failures++;
+        log_warn("negotiate: backend for hub %s refused: %s", n->hub->name, error);
+        char text[512];
+        snprintf(text, sizeof text, "The backend hub '%s' cannot be trusted: %s", n->hub->name, error);
+        set_text_reply(n, 502, text);
+    } else if (status == 0) {
         n->table->loop->stats.backend_failures++;
         log_warn("negotiate: backend for hub %s unreachable: %s", n->hub->name, error);
         char text[512];

@@ -14,6 +14,7 @@
 #include "protocol/legacy_cursor.h"
 #include "protocol/legacy_frame.h"
 #include "protocol/legacy_negotiate.h"
+#include "relay/legacy_hubs_js.h"
 #include "relay/legacy_session.h"
 #include "relay/log.h"
 
@@ -40,6 +41,13 @@ static int respond_text(struct legacy_table *t, struct lws *wsi, unsigned status
     return http_respond_text(t->loop->cfg, wsi, status, text);
 }
 
+/* An answer as the original's dispatcher writes its refusals: a status and
+ * its text (or nothing), without a Content-Type. */
+static int respond_bare(struct legacy_table *t, struct lws *wsi, unsigned status, const char *text)
+{
+    return http_respond(t->loop->cfg, wsi, status, NULL, text, strlen(text));
+}
+
 /* The suffix after the endpoint, without trailing '/', equals name (case-insensitive). */
 static bool suffix_is(const char *suffix, const char *name)
 {
@@ -60,6 +68,18 @@ static enum legacy_transport transport_of(struct lws *wsi)
     if (strcasecmp(value, "longPolling") == 0) return TRANSPORT_LONG_POLLING;
     if (strcasecmp(value, "foreverFrame") == 0) return TRANSPORT_FOREVER_FRAME;
     return TRANSPORT_UNKNOWN;
+}
+
+/* Protocol 1.4 and later send /start, and pushes wait for its answer. */
+static bool delayed_start(struct lws *wsi)
+{
+    struct buf text; /* read whole: cut, it would be another version */
+    buf_init(&text);
+    enum http_arg found = http_query_value(wsi, "clientProtocol", &text);
+    bool delayed = legacy_protocol_delayed_start(
+        legacy_protocol_resolve(found == HTTP_ARG_FOUND ? buf_span(&text) : SPAN_NONE));
+    buf_free(&text);
+    return delayed;
 }
 
 /* ------------------------------------------------------------- tokens */
@@ -102,7 +122,7 @@ static bool verify_token(struct legacy_table *t, struct lws *wsi, struct conn_to
     if (!refusal)
         return true;
     if (respond)
-        *rc = respond_text(t, wsi, 400, refusal);
+        *rc = respond_bare(t, wsi, 400, refusal);
     else
         *rc = http_refuse_upgrade(t->loop->cfg, wsi, 400, refusal);
     return false;
@@ -143,16 +163,12 @@ static int negotiate(struct legacy_table *t, struct lws *wsi)
     struct span names[LEGACY_MAX_HUBS];
     for (size_t i = 0; i < hubs.count; i++) {
         if (!legacy_table_hub(t, hubs.names[i]) || hubs.names[i].len > CONN_TOKEN_MAX_HUB_LEN) {
-            struct buf text; /* the name whole, as the original server says it */
-            buf_init(&text);
-            bool said = buf_append_byte(&text, '\'') && buf_append_span(&text, hubs.names[i]) &&
-                        buf_append(&text, "' Hub could not be resolved.", sizeof "' Hub could not be resolved.");
+            /* The original throws here: 500 with nothing in it. The text goes to the log. */
+            log_info("legacy negotiate: '%.*s' Hub could not be resolved.", (int)hubs.names[i].len, hubs.names[i].ptr);
             legacy_hub_list_release(&hubs);
             buf_free(&data);
             buf_free(&protocol_text);
-            int rc = respond_text(t, wsi, 500, said ? text.data : "Hub could not be resolved.");
-            buf_free(&text);
-            return rc;
+            return respond_bare(t, wsi, 500, "");
         }
         names[i] = hubs.names[i];
     }
@@ -191,6 +207,28 @@ static int negotiate(struct legacy_table *t, struct lws *wsi)
     return rc;
 }
 
+/* ------------------------------------------------------- proxy script */
+
+/* GET /signalr/hubs (and /signalr/js): the generated proxies for every served hub. */
+static int hubs_script(struct legacy_table *t, struct lws *wsi)
+{
+    const struct relay_config *cfg = t->loop->cfg;
+    struct legacy_hubs_js_hub *hubs = calloc(t->hub_count ? t->hub_count : 1, sizeof *hubs);
+    struct buf js;
+    buf_init(&js);
+    bool ok = hubs != NULL;
+    for (size_t i = 0; ok && i < t->hub_count; i++) {
+        hubs[i].name = t->hubs[i].endpoint->name;
+        hubs[i].methods = config_hub_methods(cfg, hubs[i].name);
+    }
+    ok = ok && legacy_hubs_js(&js, cfg->legacy_path, hubs, t->hub_count);
+    free(hubs);
+    int rc = ok ? http_respond(cfg, wsi, 200, "application/javascript; charset=UTF-8", js.data, js.len)
+                : respond_text(t, wsi, 500, "The relay could not generate the hub proxy script.");
+    buf_free(&js);
+    return rc;
+}
+
 /* ---------------------------------------------------------- requests */
 
 static int start(struct legacy_table *t, struct lws *wsi, const struct conn_token_claims *claims)
@@ -217,19 +255,18 @@ int legacy_http(struct legacy_table *t, struct lws *wsi, const char *suffix)
 {
     char scratch[8];
     if (http_query_arg(wsi, "callback", scratch, sizeof scratch) != HTTP_ARG_ABSENT_LEN) /* any length */
-        return respond_text(t, wsi, 403, "Forbidden: JSONP is disabled.");
+        return respond_bare(t, wsi, 403, ""); /* JSONP is off, as the original's default */
     if (http_request_method(wsi) == HTTP_OPTIONS)
         return http_respond_preflight(t->loop->cfg, wsi);
     if (suffix_is(suffix, "hubs") || suffix_is(suffix, "js"))
-        return respond_text(t, wsi, 404,
-                            "The relay does not generate the hub proxy script; use connection.createHubProxy('hubName').");
+        return hubs_script(t, wsi);
     if (suffix_is(suffix, "negotiate"))
         return negotiate(t, wsi);
     if (suffix_is(suffix, "ping"))
         return http_respond(t->loop->cfg, wsi, 200, JSON_UTF8, LEGACY_PING_RESPONSE, sizeof LEGACY_PING_RESPONSE - 1);
     enum legacy_transport transport = transport_of(wsi);
     if (transport == TRANSPORT_UNKNOWN)
-        return respond_text(t, wsi, 400, "Protocol error: Unknown transport.");
+        return respond_bare(t, wsi, 400, "Protocol error: Unknown transport.");
     struct conn_token_claims claims;
     int rc = 0;
     if (!verify_token(t, wsi, &claims, true, &rc))
@@ -295,6 +332,8 @@ int legacy_confirm_upgrade(struct legacy_table *t, struct lws *wsi, const char *
                      legacy_cursor_parse(span_make(message_id, (size_t)n), &instance, &cursor) &&
                      instance == t->instance_id;
     legacy_session_attach(s, wsi, reconnect, cursor, cursor_ok);
+    if (!delayed_start(wsi))
+        legacy_session_start_implied(s); /* OnConnected's pushes go out at once, as the original's */
     conn_token_claims_free(&claims);
     return 0;
 }

@@ -27,6 +27,7 @@ struct legacy_call {
     struct list_node node;
     uint64_t core_id;
     char *legacy_id;
+    char *hub;        /* the hub as the client wrote it in this invocation, for error texts */
     char *target;
     struct buf args;  /* kept for a re-invocation as a stream */
     bool streaming;
@@ -69,6 +70,7 @@ static void call_free(struct legacy_call *c)
 {
     list_unlink(&c->node);
     free(c->legacy_id);
+    free(c->hub);
     free(c->target);
     buf_free(&c->args);
     free(c);
@@ -189,8 +191,9 @@ void legacy_link_invoke(struct legacy_link *l, const char *legacy_id, const stru
     buf_init(&c->args);
     list_push_back(&l->calls, &c->node);
     c->legacy_id = strdup(legacy_id);
+    c->hub = strndup(msg->hub.ptr ? msg->hub.ptr : "", msg->hub.len);
     c->target = strndup(msg->target.ptr ? msg->target.ptr : "", msg->target.len);
-    if (!c->legacy_id || !c->target ||
+    if (!c->legacy_id || !c->hub || !c->target ||
         (msg->args.encoding == PAYLOAD_JSON && !buf_append_span(&c->args, msg->args.bytes))) {
         reply_error(l, legacy_id, OUT_OF_MEMORY_TEXT);
         call_free(c);
@@ -308,7 +311,9 @@ static void handle_core_invocation(struct legacy_link *l, struct hub_msg *msg)
         return; /* not subscribed: the original would not deliver it either */
     struct buf out;
     buf_init(&out);
-    if (legacy_translate_invocation(&out, msg, span_from_cstr(l->hub_as_spelled), NULL) == PROTO_OK)
+    /* H is the hub's own name, as a 2.x server writes its hub's name whatever
+     * the client's spelling: here the name it is configured under. */
+    if (legacy_translate_invocation(&out, msg, span_from_cstr(l->hub->endpoint->name), NULL) == PROTO_OK)
         l->ops->push(l->owner, buf_span(&out));
     buf_free(&out);
 }
@@ -332,11 +337,18 @@ static void handle_core_completion(struct legacy_link *l, struct hub_msg *msg)
         return;
     }
     msg->invocation_id = span_from_cstr(c->legacy_id);
-    struct buf out;
+    struct buf out, text;
     buf_init(&out);
+    buf_init(&text);
+    /* Core's generic failure texts become the one text a 2.x server writes for them. */
+    if (msg->completion == COMPLETION_ERROR && legacy_core_generic_failure(msg->error)) {
+        if (legacy_invocation_failure_text(&text, span_from_cstr(c->hub), span_from_cstr(c->target)))
+            msg->error = buf_span(&text);
+    }
     if (legacy_translate_completion(&out, msg, NULL) == PROTO_OK)
         l->ops->reply(l->owner, out.data, out.len);
     buf_free(&out);
+    buf_free(&text);
     call_free(c);
 }
 

@@ -62,7 +62,7 @@ struct legacy_link {
     struct legacy_hub *hub;
     const struct legacy_link_ops *ops;
     void *owner;
-    char hub_as_spelled[CONN_TOKEN_MAX_HUB_LEN + 1];
+    char hub_as_spelled[CONN_TOKEN_MAX_HUB_LEN + 1]; /* in connectionData; pushes name the hub as configured */
     bool listed;               /* named in connectionData: server pushes are delivered */
     bool full;                 /* the channel's queue is above --max-buffered */
     bool out_of_memory;        /* a message for the hub could not be built: the link fails */

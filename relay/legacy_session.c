@@ -92,7 +92,10 @@ static void push_element(struct legacy_session *s, struct span element)
         out_of_memory(s);
         return;
     }
-    if (!s->channel_live || s->closing)
+    /* Before /start is answered (OnConnected's messages, early broadcasts) the
+     * ring holds it: flush_after_start sends it once the answer is written
+     * (the original writes them while it handles /start). */
+    if (!s->channel_live || s->closing || !s->started)
         return;
     struct buf frame;
     buf_init(&frame);
@@ -249,11 +252,31 @@ static enum legacy_start_verdict start_verdict(void *owner, const char **failure
     return v;
 }
 
+/* /start was just answered "started": what the hubs pushed before it goes out
+ * now, in one frame (a fresh connection has sent none of its ring yet; all
+ * it still holds, should more have come than it keeps). */
+static void flush_after_start(struct legacy_session *s)
+{
+    uint64_t last = replay_ring_last_seq(&s->ring);
+    if (!s->channel_live || s->closing || s->ring.count == 0)
+        return;
+    struct replay_all all = { s, last - s->ring.count };
+    struct buf frame;
+    buf_init(&frame);
+    if (encode_frame(s, &frame, last, false, add_all_after, &all))
+        queue_text(s, frame.data, frame.len);
+    else
+        out_of_memory(s);
+    buf_free(&frame);
+}
+
 static void start_released(void *owner, bool started)
 {
     struct legacy_session *s = owner;
-    if (started)
+    if (started && !s->started) {
         s->started = true;
+        flush_after_start(s);
+    }
     if (s->closing)
         loop_timer_schedule(s->loop, &s->reap_timer, clock_now_ms());
 }
@@ -263,6 +286,11 @@ static const struct legacy_start_ops session_start_ops = { start_verdict, start_
 int legacy_session_start(struct legacy_session *s, struct lws *wsi)
 {
     return legacy_start_request(&s->start, wsi);
+}
+
+void legacy_session_start_implied(struct legacy_session *s)
+{
+    s->started = true;
 }
 
 /* -------------------------------------------------------------- timers */
@@ -467,7 +495,12 @@ void legacy_session_established(struct legacy_session *s)
         return;
     }
     struct replay_all all = { s, reconnect ? s->reconnect_cursor : 0 };
-    if (!reconnect || last > s->reconnect_cursor) {
+    if (!reconnect && !s->started) {
+        /* The init frame of a connection not started yet carries nothing: the
+         * hubs' pushes wait for /start (flush_after_start). */
+        if (encode_frame(s, &frame, 0, true, NULL, NULL))
+            queue_text(s, frame.data, frame.len);
+    } else if (!reconnect || last > s->reconnect_cursor) {
         if (encode_frame(s, &frame, last, !reconnect, add_all_after, &all))
             queue_text(s, frame.data, frame.len);
     }

@@ -70,7 +70,7 @@ struct legacy_session {
     size_t listed_count;             /* the first listed_count links were named in connectionData */
 
     struct lws *wsi;                 /* the current receive channel, NULL while the client is away */
-    bool channel_live;               /* established: pushes go out at once (else only to the ring) */
+    bool channel_live;               /* established: pushes go out at once once started (else only to the ring) */
     bool channel_reconnect;          /* the channel came through /reconnect: replay, no init frame */
     uint64_t reconnect_cursor;       /* with it: replay after this */
     bool reconnect_gap;              /* the cursor could not be honoured */
@@ -118,6 +118,8 @@ void legacy_session_channel_closed(struct legacy_session *s, struct lws *wsi);
 
 /* /start: answers now or when every listed link is ready. Returns the lws callback result. */
 int legacy_session_start(struct legacy_session *s, struct lws *wsi);
+/* A client of protocol < 1.4 sends no /start: it counts as started at its connect. */
+void legacy_session_start_implied(struct legacy_session *s);
 
 /* /abort: closes the hub links (the hub runs OnDisconnectedAsync) and the channel. */
 void legacy_session_abort(struct legacy_session *s);

@@ -18,12 +18,17 @@ void legacy_start_init(struct legacy_start_wait *w, const struct relay_config *c
     w->owner = owner;
 }
 
+/* The answer is written before the owner hears of it: what the owner sends
+ * once started (the hubs' OnConnected messages) follows the answer. */
 static int answer(struct legacy_start_wait *w, struct lws *wsi, enum legacy_start_verdict v, const char *failure)
 {
-    w->ops->released(w->owner, v == LEGACY_START_OK);
+    int rc;
     if (v == LEGACY_START_OK)
-        return http_respond(w->cfg, wsi, 200, JSON_UTF8, LEGACY_START_RESPONSE, sizeof LEGACY_START_RESPONSE - 1);
-    return http_respond_text(w->cfg, wsi, 500, failure ? failure : "The connection has ended.");
+        rc = http_respond(w->cfg, wsi, 200, JSON_UTF8, LEGACY_START_RESPONSE, sizeof LEGACY_START_RESPONSE - 1);
+    else
+        rc = http_respond_text(w->cfg, wsi, 500, failure ? failure : "The connection has ended.");
+    w->ops->released(w->owner, v == LEGACY_START_OK);
+    return rc;
 }
 
 int legacy_start_request(struct legacy_start_wait *w, struct lws *wsi)

@@ -2,6 +2,7 @@
 #include "relay/relay.h"
 
 #include <openssl/rand.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -205,6 +206,8 @@ static int server_callback(struct lws *wsi, enum lws_callback_reasons reason, vo
     switch (reason) {
     case LWS_CALLBACK_HTTP:
         return route_http(relay, wsi);
+    case LWS_CALLBACK_OPENSSL_LOAD_EXTRA_SERVER_VERIFY_CERTS:
+        return tls_front_ctx_created(&relay->tls, user);
     case LWS_CALLBACK_HTTP_WRITEABLE:
         if (negotiation_of(owner))
             return core_negotiate_write_reply(owner, wsi);
@@ -283,11 +286,35 @@ static void lws_wake_tick(struct timer_entry *e)
     loop_timer_schedule(&relay->loop, e, clock_now_ms() + LWS_WAKE_MS);
 }
 
+/* SIGHUP (the one signal handler of libev's loop): the listener's certificate is read again. */
+static void on_sighup(struct ev_loop *ev, ev_signal *w, int revents)
+{
+    (void)ev;
+    (void)revents;
+    struct relay *relay = w->data;
+    tls_reload(&relay->tls);
+}
+
+static void sighup_watch(struct relay *relay)
+{
+    if (!relay->loop.ev) {
+        if (relay->tls.cert_path)
+            log_warn("relay: without the libev loop SIGHUP does not reload the certificate");
+        return;
+    }
+    ev_signal_init(&relay->sighup, on_sighup, SIGHUP);
+    relay->sighup.data = relay;
+    ev_signal_start(relay->loop.ev, &relay->sighup);
+    ev_unref(relay->loop.ev); /* a signal watcher alone does not keep the loop running */
+}
+
 int relay_start(struct relay *relay, const struct relay_config *cfg)
 {
     memset(relay, 0, sizeof *relay);
     loop_init(&relay->loop, cfg);
     core_sessions_init(&relay->sessions, &relay->loop);
+    if (!tls_front_init(&relay->tls, cfg))
+        return -1;
     if (RAND_bytes(relay->dict_seed, sizeof relay->dict_seed) != 1) {
         log_error("relay: no randomness from OpenSSL");
         return -1;
@@ -346,6 +373,7 @@ int relay_start(struct relay *relay, const struct relay_config *cfg)
     info.max_http_header_pool = 0;
     info.pt_serv_buf_size = 16384;
     info.timeout_secs = 20;
+    tls_context_options(&relay->tls, cfg, &info);
     if (!loop_create_context(&relay->loop, &info, relay)) {
         log_error("relay: cannot listen on %s:%d (address in use, or not an address of this machine?)",
                   cfg->listen_address, cfg->listen_port);
@@ -353,15 +381,17 @@ int relay_start(struct relay *relay, const struct relay_config *cfg)
     }
     timer_entry_init(&relay->lws_wake_timer, lws_wake_tick);
     loop_timer_schedule(&relay->loop, &relay->lws_wake_timer, clock_now_ms() + LWS_WAKE_MS);
-    log_info("relay: listening on http://%s:%d%s", cfg->listen_address, cfg->listen_port, cfg->path_prefix);
+    sighup_watch(relay);
+    const char *s = relay->tls.cert_path ? "s" : "";
+    log_info("relay: listening on http%s://%s:%d%s", s, cfg->listen_address, cfg->listen_port, cfg->path_prefix);
     if (cfg->legacy_path[0])
-        log_info("relay: legacy ASP.NET SignalR clients at http://%s:%d%s", cfg->listen_address, cfg->listen_port,
-                 cfg->legacy_path);
+        log_info("relay: legacy ASP.NET SignalR clients at http%s://%s:%d%s", s, cfg->listen_address,
+                 cfg->listen_port, cfg->legacy_path);
     for (size_t i = 0; i < cfg->hub_count; i++)
-        log_info("relay: hub %s at http://%s:%d%s/%s -> %s", cfg->hubs[i].name, cfg->listen_address,
+        log_info("relay: hub %s at http%s://%s:%d%s/%s -> %s", cfg->hubs[i].name, s, cfg->listen_address,
                  cfg->listen_port, cfg->path_prefix, cfg->hubs[i].name, cfg->hubs[i].backend_url);
     if (relay->service.enabled)
-        log_info("relay: service mode: apps connect at ws://%s:%d/server/ (%zu key%s), clients at /client/",
+        log_info("relay: service mode: apps connect at ws%s://%s:%d/server/ (%zu key%s), clients at /client/", s,
                  cfg->listen_address, cfg->listen_port, cfg->service_key_count, cfg->service_key_count == 1 ? "" : "s");
     return 0;
 }
@@ -414,7 +444,12 @@ void relay_destroy(struct relay *relay)
 {
     timer_cancel(&relay->lws_wake_timer); /* unarmed (zeroed) if relay_start failed early */
     legacy_table_free(&relay->legacy);
+    if (relay->loop.ev && relay->sighup.data) {
+        ev_ref(relay->loop.ev);
+        ev_signal_stop(relay->loop.ev, &relay->sighup);
+    }
     loop_destroy(&relay->loop); /* closes every connection through the callbacks */
+    tls_front_free(&relay->tls);
     if (relay->negotiations.loop)
         core_negotiations_clear(&relay->negotiations);
     backends_free(&relay->backends);
@@ -468,4 +503,5 @@ static void relay_render_metrics(struct relay *relay, struct buf *out)
         (unsigned long long)relay->refusals.total);
     buf_append(out, text, n > 0 ? (size_t)n : 0);
     service_render_metrics(&relay->service, out);
+    tls_render_metrics(&relay->tls, out);
 }

@@ -25,6 +25,7 @@
 #include "relay/loop.h"
 #include "relay/proxy_channel.h"
 #include "relay/service.h"
+#include "relay/tls.h"
 
 struct relay {
     struct loop loop;                 /* the event loop, lws context, timer wheel, config, counters */
@@ -37,6 +38,8 @@ struct relay {
     struct core_sessions sessions;
     struct legacy_table legacy;       /* legacy connections, their tokens and per-hub state */
     struct service service;           /* service mode: the apps' hubs, server connections, clients */
+    struct tls_front tls;             /* --tls-cert: the listener's certificate and its reload */
+    ev_signal sighup;                 /* with libev: SIGHUP reloads the certificate */
 
     struct http_refusals refusals;    /* requests refused at the front door (http_limits.h) */
     struct lws_protocols protocols[4]; /* lws keeps a pointer: lives as long as the context */

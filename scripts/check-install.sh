@@ -8,7 +8,7 @@
 # when installing again), the docs and the systemd unit are where docs/CONFIG.md says; the
 # installed relay answers --version and --help and starts from the installed config (it serves
 # /metrics, then stops cleanly on SIGTERM); the unit has the hardening settings, points at the
-# installed binary and config, has no ExecReload while the relay does not handle SIGHUP, and
+# installed binary and config, has an ExecReload exactly when the relay handles SIGHUP, and
 # passes a plain syntax check and, where systemd-analyze exists, `systemd-analyze verify`.
 # Touches nothing outside its temporary directory; enables and starts no service. ~5 s.
 set -euo pipefail

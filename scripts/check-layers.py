@@ -36,7 +36,7 @@ BOTTOM, MIDDLE, TOP = 0, 1, 2
 LAYER_NAMES = {BOTTOM: "bottom", MIDDLE: "middle", TOP: "top"}
 RELAY_LAYERS = {
     "clock": BOTTOM, "log": BOTTOM, "config": BOTTOM, "loop": BOTTOM, "wsmsg": BOTTOM, "http": BOTTOM,
-    "wsi_role": BOTTOM,
+    "wsi_role": BOTTOM, "tls": BOTTOM,
     "hub_channel": MIDDLE, "backend": MIDDLE, "proxy_channel": MIDDLE,
     "service": MIDDLE, "service_channel": MIDDLE, "service_server": MIDDLE,
     "core_negotiate": TOP, "core_session": TOP, "legacy": TOP, "legacy_session": TOP, "legacy_link": TOP,

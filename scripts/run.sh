@@ -37,7 +37,7 @@ Ctrl-C stops the relay and the backend.
 
 TXT
 "$relay" --listen "127.0.0.1:$port" --hub "chat=$BACKEND_URL/chat" --hub "status=$BACKEND_URL/status" \
-  --hub "secure=$BACKEND_URL/secure" --hub "chatHub=$BACKEND_URL/chat" --hub "statusHub=$BACKEND_URL/status" &
+  --hub "secure=$BACKEND_URL/secure" --hub "ChatHub=$BACKEND_URL/chat" --hub "StatusHub=$BACKEND_URL/status" &
 relay_pid=$!
 trap 'kill -TERM $relay_pid 2>/dev/null; wait $relay_pid 2>/dev/null; backend_stop' EXIT
 trap 'exit 0' INT TERM

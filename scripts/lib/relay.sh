@@ -2,8 +2,8 @@
 # nothing runs on load. Needs BACKEND_URL (scripts/lib/backend.sh) before relay_start.
 #
 #   relay_start [extra flags...]  free 127.0.0.1 port, hubs chat/status/secure -> the backend, and
-#                                 chatHub/statusHub/secureHub -> /chat, /status, /secure for the legacy
-#                                 clients' proxies,
+#                                 ChatHub/StatusHub/SecureHub -> /chat, /status, /secure for the legacy
+#                                 clients' proxies (the backend's class names: legacy pushes carry them as H),
 #                                 waits for /metrics; exports RELAY_PORT, RELAY_PID, RELAY_URL, RELAY_LOG
 #   relay_stop                    SIGTERM, wait, and fail (return 1, log printed) if the relay
 #                                 exited non-zero, e.g. a sanitizer report; safe to call twice
@@ -41,7 +41,8 @@ relay_start() {
     UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}" \
         "$RELAY_BIN" --listen "127.0.0.1:$RELAY_PORT" \
         --hub "chat=$BACKEND_URL/chat" --hub "status=$BACKEND_URL/status" --hub "secure=$BACKEND_URL/secure" \
-        --hub "chatHub=$BACKEND_URL/chat" --hub "statusHub=$BACKEND_URL/status" --hub "secureHub=$BACKEND_URL/secure" \
+        --hub "ChatHub=$BACKEND_URL/chat" --hub "StatusHub=$BACKEND_URL/status" --hub "SecureHub=$BACKEND_URL/secure" \
+        --hub-methods "StatusHub=Echo,GetStatus,WhoAmI" \
         "$@" >"$RELAY_LOG" 2>&1 </dev/null &
     RELAY_PID=$!
     export RELAY_PORT RELAY_PID RELAY_URL RELAY_LOG

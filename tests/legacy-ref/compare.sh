@@ -4,7 +4,7 @@
 # against both legacy endpoints and prints where the relay answers differently (A = real server,
 # B = relay). Stops everything it started, whatever happens. About 1 minute.
 #   tests/legacy-ref/compare.sh [--only TEXT] [--skip TEXT]
-# The relay is started with secureHub mapped too. If the relay dies during the run, the cases
+# relay_start maps chatHub, statusHub and secureHub. If the relay dies during the run, the cases
 # after that fail with "fetch failed" and the relay's log is shown.
 set -uo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -19,7 +19,7 @@ trap 'exit 130' INT TERM
 reference_start || exit 1
 backend_build || exit 1
 backend_start || exit 1
-relay_start --hub "secureHub=$BACKEND_URL/secure" || exit 1
+relay_start || exit 1
 echo "A = real server $REFERENCE_URL, B = relay $RELAY_URL/signalr"
 node "$here/compare.mjs" "$REFERENCE_URL" "$RELAY_URL/signalr" "$@"
 status=$?

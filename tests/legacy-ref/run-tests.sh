@@ -3,6 +3,12 @@
 #   http    test/*.test.mjs: raw HTTP answers (node's test runner, per-test timeouts)
 #   dotnet  the stock .NET client 2.4.2 scenarios (tests/legacy/dotnet) over serverSentEvents
 #           and longPolling, with SIGNALR_LEGACY_SERVER=reference
+#   parity  parity/*.test.mjs: the same requests to the real server and through the relay (in front
+#           of tests/backend; build the relay first: build/asan or build/release), the fields the
+#           relay answers as the real server does asserted equal
+#   browser signalr-no-jquery (npm) over serverSentEvents and longPolling, and a jQuery page using
+#           only the generated proxies of /signalr/hubs, in headless Chromium against the real server
+#           (tests/legacy/browser/test/legacy-nojquery.test.mjs, legacy-hubs-script.test.mjs)
 # Builds what it needs, starts the server on a free 127.0.0.1 port, always stops it (trap), and
 # ends with "legacy-ref: N passed, M failed"; exit status 0 only if nothing failed.
 #   tests/legacy-ref/run-tests.sh            # both, about 1 minute once built
@@ -10,10 +16,14 @@
 set -uo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
-suites="${LEGACY_REF_SUITES:-http dotnet}"
+suites="${LEGACY_REF_SUITES:-http dotnet parity browser}"
 export DOTNET_NOLOGO=1 DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_SKIP_FIRST_TIME_EXPERIENCE=1
 source "$here/lib/reference.sh"
-trap reference_stop EXIT
+source "$root/scripts/lib/backend.sh"
+source "$root/scripts/lib/relay.sh"
+source "$root/scripts/lib/suite.sh"
+cleanup() { relay_stop >/dev/null 2>&1; backend_stop; reference_stop; }
+trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 started=$SECONDS
@@ -62,7 +72,38 @@ for suite in $suites; do
             record "legacy-ref/dotnet $transport" "$p" "$f" "$status"
         done
         ;;
-    *) echo "unknown suite '$suite' (http, dotnet)" >&2; exit 2 ;;
+    parity)
+        echo "== the same requests to the real server and through the relay (node --test parity/)"
+        if ! { suite_npm_ci "$root/tests/legacy/capture" && backend_build && backend_start && relay_start; }; then
+            record "legacy-ref/parity (setup)" 0 1 1
+            continue
+        fi
+        tap="$log_dir/parity.tap"
+        (cd "$here" && SIGNALR_LEGACY_REF_URL="$REFERENCE_URL" SIGNALR_LEGACY_RELAY_URL="$RELAY_URL/signalr" \
+            timeout 300 node --test --test-reporter=spec --test-reporter-destination=stdout \
+            --test-reporter=tap --test-reporter-destination="$tap" parity/)
+        status=$?
+        relay_stop || status=1
+        p="$(sed -n 's/^# pass \([0-9]*\)$/\1/p' "$tap" | tail -n 1)"
+        f="$(sed -n 's/^# fail \([0-9]*\)$/\1/p' "$tap" | tail -n 1)"
+        record "legacy-ref/parity" "${p:-0}" "${f:-0}" "$status"
+        ;;
+    browser)
+        echo "== signalr-no-jquery and the generated proxies in Chromium against the real server"
+        if [ ! -x "${SIGNALR_LEGACY_CHROMIUM:-/usr/bin/chromium}" ] || ! suite_npm_ci "$root/tests/legacy/browser"; then
+            record "legacy-ref/browser (setup: chromium, npm ci)" 0 1 1
+            continue
+        fi
+        tap="$log_dir/browser.tap"
+        (cd "$root/tests/legacy/browser" && SIGNALR_LEGACY_URL="$REFERENCE_URL" timeout 300 node --test \
+            --test-reporter=spec --test-reporter-destination=stdout \
+            --test-reporter=tap --test-reporter-destination="$tap" test/legacy-nojquery.test.mjs test/legacy-hubs-script.test.mjs)
+        status=$?
+        p="$(sed -n 's/^# pass \([0-9]*\)$/\1/p' "$tap" | tail -n 1)"
+        f="$(sed -n 's/^# fail \([0-9]*\)$/\1/p' "$tap" | tail -n 1)"
+        record "legacy-ref/browser" "${p:-0}" "${f:-0}" "$status"
+        ;;
+    *) echo "unknown suite '$suite' (http, dotnet, parity, browser)" >&2; exit 2 ;;
     esac
 done
 

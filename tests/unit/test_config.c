@@ -178,11 +178,73 @@ static void test_service_keys(void)
     expect_error("NAME=APP_HUB_URL", 3, (char *[]){ "relay", "--app-negotiate", "board" });
 }
 
+/* The TLS settings are paths, kept as given (relay/tls.c reads the files); the last one wins. */
+static void test_tls_paths(void)
+{
+    struct relay_config cfg;
+    char err[512] = "";
+    char *argv[] = { "relay", "--tls-cert", "old.pem", "--tls-cert", "/etc/relay/chain.pem", "--tls-key=/etc/relay/key.pem",
+                     "--backend-ca", "/etc/relay/backends.pem" };
+    CHECK_EQ_INT(parse(&cfg, err, sizeof err, 8, argv), CONFIG_OK);
+    CHECK(strcmp(cfg.tls_cert, "/etc/relay/chain.pem") == 0);
+    CHECK(strcmp(cfg.tls_key, "/etc/relay/key.pem") == 0);
+    CHECK(strcmp(cfg.backend_ca, "/etc/relay/backends.pem") == 0);
+    config_free(&cfg);
+
+    config_init(&cfg);
+    CHECK(cfg.tls_cert == NULL && cfg.tls_key == NULL && cfg.backend_ca == NULL);
+    config_free(&cfg);
+
+    const char *path = write_temp("{\"tls-cert\":\"a.pem\",\"tls-key\":\"a.key\",\"backend-ca\":\"ca.pem\"}");
+    CHECK(path != NULL);
+    char *argv2[] = { "relay", "--config", (char *)path, "--tls-key", "b.key" };
+    CHECK_EQ_INT(parse(&cfg, err, sizeof err, 5, argv2), CONFIG_OK);
+    CHECK(strcmp(cfg.tls_cert, "a.pem") == 0);
+    CHECK(strcmp(cfg.tls_key, "b.key") == 0);
+    CHECK(strcmp(cfg.backend_ca, "ca.pem") == 0);
+    config_free(&cfg);
+    unlink(path);
+    expect_error("needs a value", 2, (char *[]){ "relay", "--tls-cert" });
+}
+
+/* --hub-methods: the legacy proxy script's server methods per hub; the last one given wins. */
+static void test_hub_methods(void)
+{
+    struct relay_config cfg;
+    char err[512] = "";
+    char *argv[] = { "relay", "--hub-methods", "ChatHub=Send,JoinGroup", "--hub-methods", "status=Echo",
+                     "--hub-methods", "chathub=Send" };
+    CHECK_EQ_INT(parse(&cfg, err, sizeof err, 7, argv), CONFIG_OK);
+    CHECK(strcmp(config_hub_methods(&cfg, "CHATHUB"), "Send") == 0);
+    CHECK(strcmp(config_hub_methods(&cfg, "Status"), "Echo") == 0);
+    CHECK(config_hub_methods(&cfg, "stat") == NULL);
+    CHECK(config_hub_methods(&cfg, "secure") == NULL);
+    config_free(&cfg);
+    expect_error("NAME=METHOD", 3, (char *[]){ "relay", "--hub-methods", "ChatHub" });
+    expect_error("NAME=METHOD", 3, (char *[]){ "relay", "--hub-methods", "ChatHub=" });
+    expect_error("NAME=METHOD", 3, (char *[]){ "relay", "--hub-methods", "ChatHub=Send;" });
+    expect_error("'' is not a method name", 3, (char *[]){ "relay", "--hub-methods", "ChatHub=Send,,Join" });
+    expect_error("'1x' is not a method name", 3, (char *[]){ "relay", "--hub-methods", "ChatHub=1x" });
+    expect_error("'a-b' is not a method name", 3, (char *[]){ "relay", "--hub-methods", "ChatHub=a-b" });
+
+    /* Several hubs in one value: the config-file form. */
+    const char *path = write_temp("{\"hub-methods\":\"ChatHub=Send,Join;StatusHub=Echo\"}");
+    CHECK(path != NULL);
+    char *file_argv[] = { "relay", "--config", (char *)path };
+    CHECK_EQ_INT(parse(&cfg, err, sizeof err, 3, file_argv), CONFIG_OK);
+    CHECK(strcmp(config_hub_methods(&cfg, "chathub"), "Send,Join") == 0);
+    CHECK(strcmp(config_hub_methods(&cfg, "statushub"), "Echo") == 0);
+    config_free(&cfg);
+    unlink(path);
+}
+
 int main(void)
 {
+    test_hub_methods();
     test_defaults_and_hubs();
     test_errors();
     test_config_file();
     test_service_keys();
+    test_tls_paths();
     return test_main_result("test_config");
 }

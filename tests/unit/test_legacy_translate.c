@@ -125,8 +125,38 @@ static void test_invocations_and_items(void)
     buf_free(&b);
 }
 
+/* Core's generic failure texts, which a 2.x server words as one text naming hub and method. */
+static void test_generic_failures(void)
+{
+    CHECK(legacy_core_generic_failure(SPAN_LIT("An unexpected error occurred invoking 'ThrowOther' on the server.")));
+    CHECK(legacy_core_generic_failure(SPAN_LIT("Failed to invoke 'Add' due to an error on the server.")));
+    CHECK(legacy_core_generic_failure(
+        SPAN_LIT("Failed to invoke 'Nope' due to an error on the server. HubException: Method does not exist.")));
+    CHECK(legacy_core_generic_failure(SPAN_LIT("An error occurred on the server while streaming results.")));
+    /* A HubException the hub threw keeps its own message (legacy_translate_completion). */
+    CHECK(!legacy_core_generic_failure(
+        SPAN_LIT("An unexpected error occurred invoking 'ThrowHubException' on the server. HubException: no way")));
+    CHECK(!legacy_core_generic_failure(
+        SPAN_LIT("An error occurred on the server while streaming results. HubException: no")));
+    /* Detailed errors, other texts, nothing. */
+    CHECK(!legacy_core_generic_failure(
+        SPAN_LIT("An unexpected error occurred invoking 'ThrowOther' on the server. InvalidOperationException: x")));
+    CHECK(!legacy_core_generic_failure(SPAN_LIT("Failed to invoke 'Add' due to an error on the server. ")));
+    CHECK(!legacy_core_generic_failure(SPAN_LIT("An unexpected error occurred invoking '' on the server.")));
+    CHECK(!legacy_core_generic_failure(SPAN_LIT("Failed to invoke 'Secret' because user is unauthorized")));
+    CHECK(!legacy_core_generic_failure(SPAN_LIT("no way")));
+    CHECK(!legacy_core_generic_failure(SPAN_NONE));
+
+    struct buf b;
+    buf_init(&b);
+    CHECK(legacy_invocation_failure_text(&b, SPAN_LIT("chathub"), SPAN_LIT("Nope")));
+    CHECK_BYTES(b.data, b.len, "There was an error invoking Hub method 'chathub.Nope'.");
+    buf_free(&b);
+}
+
 int main(void)
 {
+    test_generic_failures();
     test_completions();
     test_invocations_and_items();
     return test_main_result("test_legacy_translate");

@@ -42,7 +42,7 @@ describe("legacy endpoint", () => {
         assert.deepEqual(keys, ["Url", "ConnectionToken", "ConnectionId", "KeepAliveTimeout", "DisconnectTimeout",
             "ConnectionTimeout", "TryWebSockets", "ProtocolVersion", "TransportConnectTimeout", "LongPollDelay"]);
         const unknown = await negotiate(["nope"]);
-        assert.deepEqual([unknown.status, unknown.body], [500, "'nope' Hub could not be resolved."]);
+        assert.deepEqual([unknown.status, unknown.body], [500, ""]); // as the original: nothing said
         const ping = await httpRequest("GET", `${BASE}/ping`);
         assert.deepEqual([ping.status, JSON.parse(ping.body)], [200, { Response: "pong" }]);
     });
@@ -71,7 +71,7 @@ describe("legacy endpoint", () => {
         assert.equal((await c.start()).status, 200);
         c.ws.send(JSON.stringify({ H: "chathub", M: "AbortMe", A: [], I: 0 })); // Context.Abort() on the backend
         const frame = await c.next((f) => f.E !== undefined, "E frame");
-        assert.match(frame.E, /backend hub 'chatHub'/);
+        assert.match(frame.E, /backend hub 'chatHub'/i);
         assert.equal(await withTimeout(c.closed, TIMEOUT_MS, "close"), 1000);
     });
 

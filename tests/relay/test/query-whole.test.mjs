@@ -74,11 +74,11 @@ describe("Core query values read whole", () => {
 });
 
 describe("legacy query values read whole", () => {
-    it("connectionData over 4 KB naming an unknown hub: 500 'Hub could not be resolved' (not an empty hub list)", async () => {
+    it("connectionData over 4 KB naming an unknown hub: 500, as for a short one (not an empty hub list)", async () => {
         const name = `nosuchhub${"x".repeat(5000)}`;
         const res = await httpRequest("GET", `${LEGACY_BASE}/negotiate?clientProtocol=2.1&connectionData=${legacyConnectionData(name)}`);
         assert.equal(res.status, 500, res.body.slice(0, 200));
-        assert.match(res.body, /Hub could not be resolved/);
+        // the original server (and the relay since h15conf) answers it with an empty 500
     });
 
     it("connectionData over 4 KB naming a served hub negotiates (200)", async () => {

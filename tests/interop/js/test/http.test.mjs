@@ -2,6 +2,7 @@
 // [Authorize] hub (accepted and refused), and query parameters reaching the hub.
 import { test } from "../../../lib/test.mjs";
 import http from "node:http";
+import https from "node:https";
 import assert from "node:assert/strict";
 import WebSocket from "ws";
 import {
@@ -197,7 +198,8 @@ function upgradeStatus(path, authorization) {
             "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==",
         };
         if (authorization) headers.Authorization = authorization;
-        const req = http.request(hubUrl(path), { headers });
+        const url = hubUrl(path);
+        const req = (url.startsWith("https:") ? https : http).request(url, { headers });
         req.on("upgrade", (res, socket) => {
             socket.destroy();
             resolve(res.statusCode);

@@ -56,6 +56,10 @@ export const CHROMIUM_ARGS = [
     // Chromium 156 blocks a WebSocket to 127.0.0.1 from a page it puts in the "unknown" address
     // space (spec §11); a page fulfilled by Playwright has no remote address of its own.
     "--disable-features=LocalNetworkAccessChecks",
+    // SIGNALR_LEGACY_CHROMIUM_ARGS: more flags, space-separated, e.g. against a relay with a test
+    // certificate --ignore-certificate-errors-spki-list=<base64 SHA-256 of its public key> (that
+    // one key only, not every certificate error).
+    ...(process.env.SIGNALR_LEGACY_CHROMIUM_ARGS || "").split(" ").filter(Boolean),
 ];
 
 export function checkEnvironment() {
