@@ -7,11 +7,26 @@
 #include <string.h>
 
 #include "containers/buf.h"
+#include "protocol/urlencoded.h"
 #include "relay/log.h"
 #include "relay/tls.h"
 #include "relay/wsi_role.h"
 
 #define NEGOTIATE_BODY_LIMIT (64u << 10)
+
+bool backend_query_fits(const struct hub_route *route, size_t query_len, size_t id_len)
+{
+    /* "DELETE " + path + "/negotiate?negotiateVersion=1&" or "?id=<token>&" + query + " HTTP/1.1\r\n",
+     * for the instance with the longest path */
+    size_t longest_path = 0;
+    for (size_t i = 0; i < route->target_count; i++) {
+        size_t n = strlen(route->targets[i].path);
+        longest_path = n > longest_path ? n : longest_path;
+    }
+    size_t fixed = sizeof "DELETE " + longest_path + sizeof "/negotiate?negotiateVersion=1&" + sizeof "?id=&" +
+                   sizeof " HTTP/1.1\r\n";
+    return fixed + 3 * id_len + query_len <= BACKEND_MAX_REQUEST_LINE;
+}
 
 /* ------------------------------------------------------------- negotiate */
 
@@ -197,17 +212,26 @@ struct backend_link *backend_link_open(struct backends *b, const struct backend_
                                        const char *backend_token, const struct backend_link_ops *ops,
                                        void *owner)
 {
-    char id_arg[300] = "id=";
-    lws_urlencode(id_arg + 3, backend_token, (int)sizeof id_arg - 3);
-    struct backend_link *link = calloc(1, sizeof *link);
-    if (!link)
+    /* The backend's token whole, however long (lws_urlencode into a fixed buffer cut it). */
+    struct buf id_arg;
+    buf_init(&id_arg);
+    if (!buf_append_cstr(&id_arg, "id=") || !urlencoded_append(&id_arg, span_from_cstr(backend_token), 0) ||
+        !buf_append_byte(&id_arg, '\0')) {
+        buf_free(&id_arg);
         return NULL;
+    }
+    struct backend_link *link = calloc(1, sizeof *link);
+    if (!link) {
+        buf_free(&id_arg);
+        return NULL;
+    }
     link->conn.role = WSI_ROLE_BACKEND_LINK;
     link->conn.kind = &link_kind;
     link->conn.loop = b->loop;
     msg_queue_init(&link->out);
     b->loop->stats.backend_links_active++;
-    enum conn_start st = backend_conn_start(&link->conn, b, params, "", id_arg, NULL, backend_link_protocol.name);
+    enum conn_start st = backend_conn_start(&link->conn, b, params, "", id_arg.data, NULL, backend_link_protocol.name);
+    buf_free(&id_arg);
     if (st == CONN_FAILED_FREE_NOW)
         backend_link_free(link);
     if (st != CONN_STARTED)

@@ -37,6 +37,11 @@ struct backend_negotiate;
 /* Starts POST {route path}/negotiate?negotiateVersion=1{query}. NULL if it
  * could not even be started (the reason is logged). cb runs exactly once
  * unless the request is cancelled first. */
+/* Whether a query of query_len bytes (plus an id argument of id_len) fits in
+ * one backend request line (BACKEND_MAX_REQUEST_LINE) for every instance of
+ * route; a longer one is refused, never sent cut. */
+bool backend_query_fits(const struct hub_route *route, size_t query_len, size_t id_len);
+
 struct backend_negotiate *backend_negotiate_start(struct backends *b, const struct backend_params *params,
                                                   backend_negotiate_cb cb, void *owner);
 /* The owner loses interest: no callback will follow. */

@@ -258,6 +258,12 @@ static enum conn_start conn_connect(struct backend_conn *c, const char *address)
         buf_free(&path);
         return CONN_FAILED_FREE_NOW;
     }
+    if (path.len + sizeof "DELETE  HTTP/1.1\r\n" > BACKEND_MAX_REQUEST_LINE) {
+        /* lws would cut the request line: refuse rather than send another request. */
+        log_warn("backend: a request to %s is too long for one request line (%zu bytes)", t->url, path.len);
+        buf_free(&path);
+        return CONN_FAILED_FREE_NOW;
+    }
     struct lws_client_connect_info info;
     char host[300];
     memset(&info, 0, sizeof info);

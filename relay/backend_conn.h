@@ -29,6 +29,11 @@
 #include "relay/resolver.h"
 #include "relay/wsi_role.h"
 
+/* lws 4.1.6 writes a client request's line ("POST <path> HTTP/1.1") into 2048
+ * bytes and cuts what does not fit: the backend would read a cut request. A
+ * longer one is refused instead. */
+#define BACKEND_MAX_REQUEST_LINE 2000
+
 /* The relay's client side toward backends: the loop its connections run on
  * and the local addresses they bind to in turn (--backend-source). */
 struct backends {

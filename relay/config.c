@@ -67,6 +67,9 @@ void config_init(struct relay_config *cfg)
     cfg->max_buffered_bytes = 256u << 10;
     cfg->ws_read_buffer_bytes = 256;
     cfg->max_connections = 10000;
+    cfg->max_request_line_bytes = 8u << 10;
+    cfg->max_request_headers_bytes = 32u << 10;
+    cfg->header_timeout_ms = 10000;
     cfg->log_level = LOG_INFO;
 }
 
@@ -410,6 +413,14 @@ static enum config_result apply_setting(struct relay_config *cfg, const char *na
     if (strcmp(name, "ws-read-buffer") == 0)
         return parse_size_between("--ws-read-buffer", value, &cfg->ws_read_buffer_bytes, 128, 64u << 10,
                                   "128 and 64K", err, err_len);
+    /* At most 16K + 40K: lws keeps a header's length in 16 bits, so its buffer stays below 64K. */
+    if (strcmp(name, "max-request-line") == 0)
+        return parse_size_between("--max-request-line", value, &cfg->max_request_line_bytes, 1024, 16u << 10,
+                                  "1K and 16K", err, err_len);
+    if (strcmp(name, "max-request-headers") == 0)
+        return parse_size_between("--max-request-headers", value, &cfg->max_request_headers_bytes, 1024,
+                                  40u << 10, "1K and 40K", err, err_len);
+    if (strcmp(name, "header-timeout") == 0) return parse_seconds("--header-timeout", value, &cfg->header_timeout_ms, err, err_len);
     if (strcmp(name, "token-secret") == 0) { replace_string(&cfg->token_secret, value); return CONFIG_OK; }
     if (strcmp(name, "backend-source-addresses") == 0) { replace_string(&cfg->backend_source_addresses, value); return CONFIG_OK; }
     if (strcmp(name, "tls-cert") == 0) { replace_string(&cfg->tls_cert, value); return CONFIG_OK; }
@@ -752,6 +763,15 @@ void config_print_help(FILE *out)
 "                            idle ones too, and the most one read takes from a socket; larger\n"
 "                            trades memory per connection for fewer reads per large message\n"
 "                            (service mode's server connections always read 16K at a time)\n"
+"  --max-request-line N      longest request target (path and query, as decoded) answered;\n"
+"                            longer ones get 414 and the connection is closed (1K to 16K,\n"
+"                            default 8K, as Kestrel)\n"
+"  --max-request-headers N   most bytes of request headers answered; more get 431 and the\n"
+"                            connection is closed (1K to 40K, default 32K, as Kestrel). A\n"
+"                            request head larger than both limits together (plus 2K) is\n"
+"                            closed by libwebsockets without an answer\n"
+"  --header-timeout S        close a connection whose request headers have not all arrived\n"
+"                            S seconds after it began sending them (10)\n"
 "\n"
 "Other:\n"
 "  --token-secret SECRET     key that signs connection tokens (default: random per start, so\n"

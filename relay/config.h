@@ -71,6 +71,9 @@ struct relay_config {
     size_t max_connections;       /* client connections held at once; 0 = no limit (10000) */
     size_t max_connections_per_address; /* from one peer address; 0 = no limit (the default) */
     size_t ws_read_buffer_bytes;  /* lws rx buffer per WebSocket: memory per connection, bytes per read */
+    size_t max_request_line_bytes;    /* request target (path and query); longer: 414 (8K, as Kestrel) */
+    size_t max_request_headers_bytes; /* request headers; more: 431 (32K, as Kestrel) */
+    unsigned header_timeout_ms;       /* a request's headers must arrive within this (10 s) */
     int log_level;
 };
 

@@ -168,14 +168,22 @@ static void backend_negotiated(void *owner, unsigned status, const char *body, s
 int core_negotiate_begin(struct core_negotiations *table, struct lws *wsi, const struct hub_route *hub)
 {
     const struct relay_config *cfg = table->loop->cfg;
-    char version_text[32];
-    int vlen = http_query_arg(wsi, "negotiateVersion", version_text, sizeof version_text);
-    struct buf error_text, query;
+    struct buf version_text, error_text, query;
+    buf_init(&version_text);
     buf_init(&error_text);
     buf_init(&query);
     int version = 0;
-    struct span value = vlen >= 0 ? span_make(version_text, (size_t)vlen) : SPAN_NONE;
-    if (negotiate_parse_version(value, 0, &version, &error_text, NULL) != PROTO_OK) {
+    /* Read whole: a long value cut (or taken for none) would be another version. */
+    enum http_arg found = http_query_value(wsi, "negotiateVersion", &version_text);
+    struct span value = found == HTTP_ARG_FOUND ? buf_span(&version_text) : SPAN_NONE;
+    enum proto_status parsed = found == HTTP_ARG_NOMEM ? PROTO_ERR_NOMEM
+                                                       : negotiate_parse_version(value, 0, &version, &error_text, NULL);
+    buf_free(&version_text);
+    if (parsed == PROTO_ERR_NOMEM) {
+        buf_free(&error_text);
+        return http_respond_text(cfg, wsi, 500, "out of memory");
+    }
+    if (parsed != PROTO_OK) {
         struct buf body;
         buf_init(&body);
         negotiate_encode_error(buf_span(&error_text), &body, NULL);
@@ -192,6 +200,12 @@ int core_negotiate_begin(struct core_negotiations *table, struct lws *wsi, const
         free(n);
         buf_free(&query);
         return http_respond_text(cfg, wsi, 500, "out of memory");
+    }
+    /* Room for the query and the id the link adds later (the backend's token, ~22 characters). */
+    if (!backend_query_fits(hub, query.len, 64)) {
+        free(n);
+        buf_free(&query);
+        return http_respond_text(cfg, wsi, 414, "The query is too long for the relay to pass on to the backend hub.");
     }
     n->role = WSI_ROLE_NEGOTIATION;
     n->table = table;

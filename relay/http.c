@@ -1,10 +1,12 @@
 /* http.c - request reading and short responses on the relay's HTTP side (see http.h). */
 #include "relay/http.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
+#include "protocol/urlencoded.h"
 #include "relay/config.h"
 
 /* A literal header value and its length, counted by the compiler. */
@@ -52,47 +54,90 @@ int http_header(struct lws *wsi, enum lws_token_indexes token, char *out, size_t
     return lws_hdr_copy(wsi, out, (int)len, token);
 }
 
-/* Visits each "name=value" query fragment; stops early when visit returns false. */
-static void for_each_query_arg(struct lws *wsi, bool (*visit)(void *ctx, const char *name, size_t name_len,
-                                                            const char *value), void *ctx)
+/* lws has already split the query at '&' (and ';') and percent-decoded each
+ * "name=value" fragment; the raw query is not kept, so protocol/urlencoded.c's
+ * parser cannot run on it (decoding again would turn "%2541" into "A"). Each
+ * fragment is read whole, at its own length: nothing is cut to a buffer size.
+ * Visits each fragment; stops early when visit returns false. False when out
+ * of memory. */
+static bool for_each_query_arg(struct lws *wsi, bool (*visit)(void *ctx, const char *name, size_t name_len,
+                                                             const char *value, size_t value_len), void *ctx)
 {
-    char frag[4096];
+    struct buf frag;
+    buf_init(&frag);
+    bool ok = true;
     for (int i = 0;; i++) {
-        int n = lws_hdr_copy_fragment(wsi, frag, sizeof frag, WSI_TOKEN_HTTP_URI_ARGS, i);
+        int n = lws_hdr_fragment_length(wsi, WSI_TOKEN_HTTP_URI_ARGS, i);
+        if (n <= 0 && lws_hdr_copy_fragment(wsi, (char[1]){ 0 }, 1, WSI_TOKEN_HTTP_URI_ARGS, i) < 0)
+            break; /* no fragment i (an empty one copies fine into one byte) */
+        buf_reset(&frag);
+        if (!buf_reserve(&frag, (size_t)n + 1)) {
+            ok = false;
+            break;
+        }
+        n = lws_hdr_copy_fragment(wsi, frag.data, n + 1, WSI_TOKEN_HTTP_URI_ARGS, i);
         if (n < 0)
             break;
-        const char *eq = memchr(frag, '=', (size_t)n);
-        size_t name_len = eq ? (size_t)(eq - frag) : (size_t)n;
-        if (!visit(ctx, frag, name_len, eq ? eq + 1 : ""))
+        const char *eq = memchr(frag.data, '=', (size_t)n);
+        size_t name_len = eq ? (size_t)(eq - frag.data) : (size_t)n;
+        const char *value = eq ? eq + 1 : frag.data + n;
+        if (!visit(ctx, frag.data, name_len, value, (size_t)n - (size_t)(value - frag.data)))
             break;
     }
+    buf_free(&frag);
+    return ok;
 }
 
 struct arg_lookup {
     const char *name;
-    char *out;
-    size_t len;
-    int found;
+    struct buf *value;
+    enum http_arg status;
 };
 
-static bool match_arg(void *ctx, const char *name, size_t name_len, const char *value)
+/* A name given more than once has its values joined with ',', as ASP.NET
+ * Core's StringValues reads them ("id=a&id=b" is the id "a,b", which no
+ * negotiate gave out): never only the first or the last, which a proxy in
+ * front could have read the other way. */
+static bool match_arg(void *ctx, const char *name, size_t name_len, const char *value, size_t value_len)
 {
     struct arg_lookup *l = ctx;
     if (strlen(l->name) != name_len || strncasecmp(l->name, name, name_len) != 0)
         return true;
-    size_t vlen = strlen(value);
-    if (vlen < l->len) {
-        memcpy(l->out, value, vlen + 1);
-        l->found = (int)vlen;
+    bool again = l->status == HTTP_ARG_FOUND;
+    if (!buf_reserve(l->value, value_len + 2) || (again && !buf_append_byte(l->value, ','))) {
+        l->status = HTTP_ARG_NOMEM;
+        return false;
     }
-    return false;
+    memcpy(l->value->data + l->value->len, value, value_len);
+    l->value->len += value_len;
+    l->value->data[l->value->len] = '\0';
+    l->status = HTTP_ARG_FOUND;
+    return true;
+}
+
+enum http_arg http_query_value(struct lws *wsi, const char *name, struct buf *value)
+{
+    struct arg_lookup l = { name, value, HTTP_ARG_ABSENT };
+    buf_reset(value);
+    if (!for_each_query_arg(wsi, match_arg, &l))
+        return HTTP_ARG_NOMEM;
+    return l.status;
 }
 
 int http_query_arg(struct lws *wsi, const char *name, char *out, size_t len)
 {
-    struct arg_lookup l = { name, out, len, -1 };
-    for_each_query_arg(wsi, match_arg, &l);
-    return l.found;
+    struct buf value;
+    buf_init(&value);
+    enum http_arg st = http_query_value(wsi, name, &value);
+    int n = HTTP_ARG_ABSENT_LEN;
+    if (st == HTTP_ARG_FOUND && value.len < len && value.len <= (size_t)INT_MAX) {
+        memcpy(out, value.data, value.len + 1);
+        n = (int)value.len;
+    } else if (st != HTTP_ARG_ABSENT) {
+        n = HTTP_ARG_UNUSABLE_LEN;
+    }
+    buf_free(&value);
+    return n;
 }
 
 struct arg_forward {
@@ -103,36 +148,22 @@ struct arg_forward {
     bool ok;
 };
 
-static bool append_encoded(struct buf *out, const char *s, size_t len)
-{
-    static const char hex[] = "0123456789ABCDEF";
-    for (size_t i = 0; i < len; i++) {
-        unsigned char c = (unsigned char)s[i];
-        bool plain = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-                     c == '-' || c == '_' || c == '.' || c == '~';
-        if (plain ? !buf_append_byte(out, (char)c)
-                  : !buf_append(out, (char[]){ '%', hex[c >> 4], hex[c & 15] }, 3))
-            return false;
-    }
-    return true;
-}
-
-static bool forward_arg(void *ctx, const char *name, size_t name_len, const char *value)
+static bool forward_arg(void *ctx, const char *name, size_t name_len, const char *value, size_t value_len)
 {
     struct arg_forward *f = ctx;
     for (size_t i = 0; i < f->skip_count; i++)
         if (strlen(f->skip[i]) == name_len && strncasecmp(f->skip[i], name, name_len) == 0)
             return true;
-    f->ok = (f->out->len == f->start || buf_append_byte(f->out, '&')) && append_encoded(f->out, name, name_len) &&
-            buf_append_byte(f->out, '=') && append_encoded(f->out, value, strlen(value));
+    f->ok = (f->out->len == f->start || buf_append_byte(f->out, '&')) &&
+            urlencoded_append(f->out, span_make(name, name_len), 0) && buf_append_byte(f->out, '=') &&
+            urlencoded_append(f->out, span_make(value, value_len), 0);
     return f->ok;
 }
 
 bool http_query_forward(struct lws *wsi, struct buf *out, const char *const *skip, size_t skip_count)
 {
     struct arg_forward f = { out, skip, skip_count, out->len, true };
-    for_each_query_arg(wsi, forward_arg, &f);
-    return f.ok;
+    return for_each_query_arg(wsi, forward_arg, &f) && f.ok;
 }
 
 static const struct {
@@ -157,10 +188,25 @@ static int copy_custom_header(struct lws *wsi, const char *name, char *out, size
     return lws_hdr_custom_copy(wsi, out, (int)len, name, nlen);
 }
 
+static int forwarded_header_length(struct lws *wsi, size_t i)
+{
+    const char *name = forwarded_headers[i].name;
+    return forwarded_headers[i].token == WSI_TOKEN_COUNT ? lws_hdr_custom_length(wsi, name, (int)strlen(name))
+                                                         : lws_hdr_total_length(wsi, forwarded_headers[i].token);
+}
+
+const char *http_forwarded_header_too_long(struct lws *wsi)
+{
+    for (size_t i = 0; i < sizeof forwarded_headers / sizeof forwarded_headers[0]; i++)
+        if (forwarded_header_length(wsi, i) >= HTTP_FORWARDED_HEADER_MAX)
+            return forwarded_headers[i].name;
+    return NULL;
+}
+
 void header_list_capture(struct header_list *list, struct lws *wsi)
 {
     buf_init(&list->pairs);
-    char value[8192];
+    char value[HTTP_FORWARDED_HEADER_MAX];
     for (size_t i = 0; i < sizeof forwarded_headers / sizeof forwarded_headers[0]; i++) {
         const char *name = forwarded_headers[i].name;
         int n = forwarded_headers[i].token == WSI_TOKEN_COUNT
@@ -201,7 +247,9 @@ void http_forwarded_for(struct lws *wsi, char *out, size_t len)
     char peer[64] = "";
     lws_get_peer_simple(wsi, peer, sizeof peer);
     char earlier[256];
-    if (http_header(wsi, WSI_TOKEN_X_FORWARDED_FOR, earlier, sizeof earlier) > 0)
+    /* The chain only when it fits whole: a cut one would end in a wrong address. */
+    int n = http_header(wsi, WSI_TOKEN_X_FORWARDED_FOR, earlier, sizeof earlier);
+    if (n > 0 && (size_t)n + sizeof ", " + strlen(peer) <= len)
         snprintf(out, len, "%s, %s", earlier, peer);
     else
         snprintf(out, len, "%s", peer);
@@ -233,6 +281,9 @@ static bool http_add_cors_headers(const struct relay_config *cfg, struct lws *ws
 void http_answer_later(struct lws *wsi)
 {
     lws_rx_flow_control(wsi, 0);
+    /* lws gives a request timeout_secs (20 s) to be answered and then drops it without an
+     * answer; the relay's own deadline (--backend-timeout, ...) decides instead. */
+    lws_set_timeout(wsi, NO_PENDING_TIMEOUT, 0);
 }
 
 void http_answer_ready(struct lws *wsi)
@@ -241,36 +292,46 @@ void http_answer_ready(struct lws *wsi)
     lws_callback_on_writable(wsi);
 }
 
-static int finish_transaction(struct lws *wsi)
-{
-    return lws_http_transaction_completed(wsi) ? -1 : 0;
-}
 
-/* Whether lws will close the connection once this response is written: the
- * client asked for it (Connection: close), or it sent a POST, PUT or PATCH
- * with neither Content-Length nor Transfer-Encoding, whose body lws takes to
- * be of unknown length and so never reuses the connection. Such a response
- * must say so, as Kestrel's do, or a keep-alive client sends its next
- * request into a socket that is closing ("socket hang up" every other time). */
+/* Whether the connection closes once this response is written: the client
+ * asked for it (Connection: close), or lws cannot find where the request's
+ * body ends. lws 4.1.6 takes a POST, PUT or PATCH with neither
+ * Content-Length nor Transfer-Encoding to have a body of unknown length
+ * (where HTTP/1.1 says it has none, and Kestrel reads it so), and it cannot
+ * read a chunked request body at all: it would wait for the rest of such a
+ * "body" until the client gave up. The relay reads no request bodies, so it
+ * answers such a request and then closes the connection. The response must
+ * say so, as Kestrel's do, or a keep-alive client sends its next request
+ * into a socket that is closing ("socket hang up" every other time). */
 static bool response_closes_connection(struct lws *wsi)
 {
     char connection[64] = "";
     if (lws_hdr_copy(wsi, connection, sizeof connection, WSI_TOKEN_CONNECTION) > 0 && strcasestr(connection, "close"))
         return true;
+    if (lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_TRANSFER_ENCODING) > 0)
+        return true;
     enum http_method method = http_request_method(wsi);
     return (method == HTTP_POST || method == HTTP_PUT || method == HTTP_PATCH) &&
-           lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH) == 0 &&
-           lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_TRANSFER_ENCODING) == 0;
+           lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH) == 0;
 }
 
-static bool add_connection_close_if_closing(struct lws *wsi, unsigned char **p, unsigned char *end)
+static bool add_connection_close_if_closing(struct lws *wsi, bool closing, unsigned char **p, unsigned char *end)
 {
-    return !response_closes_connection(wsi) ||
+    return !closing ||
            !lws_add_http_header_by_name(wsi, (const unsigned char *)"connection:", HEADER_VALUE("close"), p, end);
 }
 
+/* After a whole response: -1 (close, once the response is out) when the
+ * connection cannot carry another request, else whatever lws says. */
+static int finish_transaction(struct lws *wsi)
+{
+    if (response_closes_connection(wsi))
+        return -1;
+    return lws_http_transaction_completed(wsi) ? -1 : 0;
+}
+
 static int http_write_response(const struct relay_config *cfg, struct lws *wsi, unsigned status, const char *content_type,
-                        const char *body, size_t body_len)
+                               const char *body, size_t body_len, bool closing)
 {
     unsigned char headers[LWS_PRE + 2048];
     unsigned char *start = headers + LWS_PRE, *p = start, *end = headers + sizeof headers - 1;
@@ -279,7 +340,7 @@ static int http_write_response(const struct relay_config *cfg, struct lws *wsi, 
                                     HEADER_VALUE("no-cache"), &p, end) ||
         lws_add_http_header_by_name(wsi, (const unsigned char *)"x-content-type-options:",
                                     HEADER_VALUE("nosniff"), &p, end) ||
-        !http_add_cors_headers(cfg, wsi, &p, end) || !add_connection_close_if_closing(wsi, &p, end) ||
+        !http_add_cors_headers(cfg, wsi, &p, end) || !add_connection_close_if_closing(wsi, closing, &p, end) ||
         lws_finalize_write_http_header(wsi, start, &p, end))
         return -1;
     if (body_len > 0) {
@@ -302,7 +363,7 @@ static int http_write_response(const struct relay_config *cfg, struct lws *wsi, 
 int http_respond(const struct relay_config *cfg, struct lws *wsi, unsigned status, const char *content_type,
                  const char *body, size_t body_len)
 {
-    if (http_write_response(cfg, wsi, status, content_type, body, body_len) != 0)
+    if (http_write_response(cfg, wsi, status, content_type, body, body_len, response_closes_connection(wsi)) != 0)
         return -1;
     return finish_transaction(wsi);
 }
@@ -314,7 +375,14 @@ int http_respond_text(const struct relay_config *cfg, struct lws *wsi, unsigned 
 
 int http_refuse_upgrade(const struct relay_config *cfg, struct lws *wsi, unsigned status, const char *text)
 {
-    return http_write_response(cfg, wsi, status, "text/plain", text, strlen(text)) ? -1 : 1;
+    return http_write_response(cfg, wsi, status, "text/plain", text, strlen(text), response_closes_connection(wsi))
+               ? -1 : 1;
+}
+
+int http_respond_and_close(const struct relay_config *cfg, struct lws *wsi, unsigned status, const char *text)
+{
+    http_write_response(cfg, wsi, status, "text/plain", text, strlen(text), true);
+    return -1;
 }
 
 int http_respond_preflight(const struct relay_config *cfg, struct lws *wsi)
@@ -334,7 +402,8 @@ int http_respond_preflight(const struct relay_config *cfg, struct lws *wsi)
                                                      (const unsigned char *)requested, (int)strlen(requested), &p, end)) ||
         lws_add_http_header_by_name(wsi, (const unsigned char *)"access-control-max-age:",
                                     HEADER_VALUE("600"), &p, end) ||
-        !add_connection_close_if_closing(wsi, &p, end) || lws_finalize_write_http_header(wsi, start, &p, end))
+        !add_connection_close_if_closing(wsi, response_closes_connection(wsi), &p, end) ||
+        lws_finalize_write_http_header(wsi, start, &p, end))
         return -1;
     return finish_transaction(wsi);
 }

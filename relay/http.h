@@ -26,8 +26,23 @@ bool http_request_path(struct lws *wsi, char *out, size_t len);
  * absent or longer than out. */
 int http_header(struct lws *wsi, enum lws_token_indexes token, char *out, size_t len);
 
-/* Finds query argument `name` (case-insensitive) and copies its decoded value.
- * Returns the value's length, or -1 if absent (or too long for out). */
+/* Query arguments are looked up by name, case-insensitively (lws has split
+ * the query and percent-decoded each argument); a name given more than once
+ * has its values joined with ',', as ASP.NET Core reads them. Values are
+ * read whole: nothing is ever cut to a buffer's size. */
+enum http_arg { HTTP_ARG_FOUND, HTTP_ARG_ABSENT, HTTP_ARG_NOMEM };
+
+/* The decoded value of query argument `name` in *value (its contents
+ * replaced; NUL-terminated, the NUL not counted in value->len). */
+enum http_arg http_query_value(struct lws *wsi, const char *name, struct buf *value);
+
+/* For short values with a known bound: copies the value of `name` into out
+ * (NUL-terminated) and returns its length; HTTP_ARG_ABSENT_LEN when there is
+ * no such argument; HTTP_ARG_UNUSABLE_LEN when the value does not fit in out
+ * (or out of memory): never a cut value, and callers must not take it for
+ * an absent one (answer 400 instead). */
+#define HTTP_ARG_ABSENT_LEN (-1)
+#define HTTP_ARG_UNUSABLE_LEN (-2)
 int http_query_arg(struct lws *wsi, const char *name, char *out, size_t len);
 
 /* Appends every query argument except those named in skip (case-insensitive),
@@ -41,6 +56,11 @@ bool http_query_forward(struct lws *wsi, struct buf *out, const char *const *ski
 struct header_list {
     struct buf pairs;
 };
+/* Each header is passed on up to HTTP_FORWARDED_HEADER_MAX - 1 bytes; the
+ * front door refuses a request with a longer one (431) rather than pass it
+ * on without it (http_forwarded_header_too_long names it, "cookie:"). */
+#define HTTP_FORWARDED_HEADER_MAX 8192
+const char *http_forwarded_header_too_long(struct lws *wsi);
 void header_list_capture(struct header_list *list, struct lws *wsi);
 bool header_list_copy(struct header_list *dst, const struct header_list *src);
 void header_list_free(struct header_list *list);
@@ -48,7 +68,8 @@ void header_list_free(struct header_list *list);
 const char *header_list_get(const struct header_list *list, const char *name);
 
 /* The peer's address and any X-Forwarded-For it sent, as the value the relay
- * forwards ("a, b" when the client came through another proxy). */
+ * forwards ("a, b" when the client came through another proxy); the peer's
+ * address alone when the chain does not fit in out whole (never a cut one). */
 void http_forwarded_for(struct lws *wsi, char *out, size_t len);
 
 /* For a request answered later (once the backend has answered): lws reads
@@ -57,7 +78,9 @@ void http_forwarded_for(struct lws *wsi, char *out, size_t len);
  * again and again (100 % CPU; on the libev loop it also starves lws' timers).
  * Reading pauses until http_answer_ready(), which resumes it and asks for the
  * HTTP_WRITEABLE callback that writes the answer (lws runs no callback for a
- * paused request, not even that one). A client that left is noticed then. */
+ * paused request, not even that one). A client that left is noticed then.
+ * lws' own deadline for the answer (20 s, then a close without one) is
+ * lifted: the caller's timer decides (--backend-timeout for a negotiate). */
 void http_answer_later(struct lws *wsi);
 void http_answer_ready(struct lws *wsi);
 
@@ -73,6 +96,12 @@ int http_respond_text(const struct relay_config *cfg, struct lws *wsi, unsigned 
 /* Refuses a WebSocket upgrade with a text/plain body. Returns what the
  * CONFIRM_UPGRADE callback returns: 1 (answered), or -1 (hang up). */
 int http_refuse_upgrade(const struct relay_config *cfg, struct lws *wsi, unsigned status, const char *text);
+
+/* Writes a text/plain response saying Connection: close and returns -1, so
+ * that lws closes the connection once it is out (a refused request whose
+ * framing cannot be trusted: nothing more may be read from that socket).
+ * Works for a plain request and for a refused WebSocket upgrade alike. */
+int http_respond_and_close(const struct relay_config *cfg, struct lws *wsi, unsigned status, const char *text);
 
 /* Answers a CORS preflight (OPTIONS) from an allowed origin with 204, or 403 otherwise. */
 int http_respond_preflight(const struct relay_config *cfg, struct lws *wsi);

@@ -73,9 +73,13 @@ static enum legacy_transport transport_of(struct lws *wsi)
 /* Protocol 1.4 and later send /start, and pushes wait for its answer. */
 static bool delayed_start(struct lws *wsi)
 {
-    char text[32];
-    int n = http_query_arg(wsi, "clientProtocol", text, sizeof text);
-    return legacy_protocol_delayed_start(legacy_protocol_resolve(n >= 0 ? span_make(text, (size_t)n) : SPAN_NONE));
+    struct buf text; /* read whole: cut, it would be another version */
+    buf_init(&text);
+    enum http_arg found = http_query_value(wsi, "clientProtocol", &text);
+    bool delayed = legacy_protocol_delayed_start(
+        legacy_protocol_resolve(found == HTTP_ARG_FOUND ? buf_span(&text) : SPAN_NONE));
+    buf_free(&text);
+    return delayed;
 }
 
 /* ------------------------------------------------------------- tokens */
@@ -104,7 +108,9 @@ static bool verify_token(struct legacy_table *t, struct lws *wsi, struct conn_to
     char token[CONN_TOKEN_MAX_CHARS + 1];
     int n = http_query_arg(wsi, "connectionToken", token, sizeof token);
     const char *refusal = NULL;
-    if (n <= 0) {
+    if (n == HTTP_ARG_UNUSABLE_LEN) {
+        refusal = malformed; /* longer than any token the relay gives out: not one of them */
+    } else if (n <= 0) {
         refusal = missing;
     } else {
         conn_token_claims_init(claims);
@@ -131,16 +137,27 @@ static void claims_connection_id(const struct conn_token_claims *claims, char ou
 
 static int negotiate(struct legacy_table *t, struct lws *wsi)
 {
-    char data[4096] = "", protocol_text[32] = "";
-    int data_len = http_query_arg(wsi, "connectionData", data, sizeof data);
-    int proto_len = http_query_arg(wsi, "clientProtocol", protocol_text, sizeof protocol_text);
+    /* Both read whole, however long (the request line's limit bounds them): a value cut to a
+     * buffer would mean something else (no hubs at all, another protocol version). */
+    struct buf data, protocol_text;
+    buf_init(&data);
+    buf_init(&protocol_text);
+    enum http_arg data_found = http_query_value(wsi, "connectionData", &data);
+    enum http_arg proto_found = http_query_value(wsi, "clientProtocol", &protocol_text);
     struct legacy_hub_list hubs;
     struct proto_error err = { 0 };
     legacy_hub_list_init(&hubs);
-    if (data_len > 0 && legacy_connection_data_decode(data, (size_t)data_len, &hubs, &err) != PROTO_OK) {
+    if (data_found == HTTP_ARG_NOMEM || proto_found == HTTP_ARG_NOMEM) {
+        buf_free(&data);
+        buf_free(&protocol_text);
+        return respond_text(t, wsi, 500, "The relay could not complete negotiate.");
+    }
+    if (data.len > 0 && legacy_connection_data_decode(data.data, data.len, &hubs, &err) != PROTO_OK) {
         char text[300];
         snprintf(text, sizeof text, "connectionData is not valid: %s", err.detail);
         legacy_hub_list_release(&hubs);
+        buf_free(&data);
+        buf_free(&protocol_text);
         return respond_text(t, wsi, 500, text);
     }
     struct span names[LEGACY_MAX_HUBS];
@@ -149,6 +166,8 @@ static int negotiate(struct legacy_table *t, struct lws *wsi)
             /* The original throws here: 500 with nothing in it. The text goes to the log. */
             log_info("legacy negotiate: '%.*s' Hub could not be resolved.", (int)hubs.names[i].len, hubs.names[i].ptr);
             legacy_hub_list_release(&hubs);
+            buf_free(&data);
+            buf_free(&protocol_text);
             return respond_bare(t, wsi, 500, "");
         }
         names[i] = hubs.names[i];
@@ -170,7 +189,7 @@ static int negotiate(struct legacy_table *t, struct lws *wsi)
         .disconnect_timeout_ms = cfg->legacy_disconnect_ms,
         .connection_timeout_ms = CONNECTION_TIMEOUT_MS,
         .try_websockets = true,
-        .protocol = legacy_protocol_resolve(proto_len >= 0 ? span_make(protocol_text, (size_t)proto_len) : SPAN_NONE),
+        .protocol = legacy_protocol_resolve(proto_found == HTTP_ARG_FOUND ? buf_span(&protocol_text) : SPAN_NONE),
         .transport_connect_timeout_ms = TRANSPORT_CONNECT_TIMEOUT_MS,
         .long_poll_delay_ms = 0,
     };
@@ -183,6 +202,8 @@ static int negotiate(struct legacy_table *t, struct lws *wsi)
     }
     buf_free(&token);
     buf_free(&body);
+    buf_free(&data);
+    buf_free(&protocol_text);
     return rc;
 }
 
@@ -233,7 +254,7 @@ static int abort_connection(struct legacy_table *t, struct lws *wsi, const struc
 int legacy_http(struct legacy_table *t, struct lws *wsi, const char *suffix)
 {
     char scratch[8];
-    if (http_query_arg(wsi, "callback", scratch, sizeof scratch) >= 0)
+    if (http_query_arg(wsi, "callback", scratch, sizeof scratch) != HTTP_ARG_ABSENT_LEN) /* any length */
         return respond_bare(t, wsi, 403, ""); /* JSONP is off, as the original's default */
     if (http_request_method(wsi) == HTTP_OPTIONS)
         return http_respond_preflight(t->loop->cfg, wsi);
@@ -270,7 +291,7 @@ int legacy_http(struct legacy_table *t, struct lws *wsi, const char *suffix)
 int legacy_confirm_upgrade(struct legacy_table *t, struct lws *wsi, const char *suffix)
 {
     char scratch[8];
-    if (http_query_arg(wsi, "callback", scratch, sizeof scratch) >= 0)
+    if (http_query_arg(wsi, "callback", scratch, sizeof scratch) != HTTP_ARG_ABSENT_LEN) /* any length */
         return http_refuse_upgrade(t->loop->cfg, wsi, 403, "Forbidden: JSONP is disabled.");
     if (transport_of(wsi) != TRANSPORT_WEBSOCKETS) {
         static const char text[] = "Protocol error: Unknown transport.";

@@ -531,11 +531,15 @@ void legacy_session_established(struct legacy_session *s)
 
 /* --------------------------------------------------------- from client */
 
-static void forward_invocation(struct legacy_session *s, struct hub_msg *msg)
+/* The invocation id "I" as a C string, whole however long (cut, the client could never match
+ * its answer): owned by the caller; NULL when out of memory. */
+static char *invocation_id_copy(const struct hub_msg *msg)
 {
-    char legacy_id[128];
-    snprintf(legacy_id, sizeof legacy_id, "%.*s", (int)msg->invocation_id.len,
-             msg->invocation_id.ptr ? msg->invocation_id.ptr : "");
+    return strndup(msg->invocation_id.ptr ? msg->invocation_id.ptr : "", msg->invocation_id.len);
+}
+
+static void forward_invocation_as(struct legacy_session *s, struct hub_msg *msg, const char *legacy_id)
+{
     struct legacy_link *l = find_link(s, msg->hub);
     if (l && l->state == LEGACY_LINK_FAILED && !l->listed) {
         /* An on-demand link that failed earlier: try again for this call. */
@@ -568,6 +572,17 @@ static void forward_invocation(struct legacy_session *s, struct hub_msg *msg)
         wsmsg_pause_reading(s->wsi, &s->client_paused, s->loop);
 }
 
+static void forward_invocation(struct legacy_session *s, struct hub_msg *msg)
+{
+    char *legacy_id = invocation_id_copy(msg);
+    if (!legacy_id) {
+        session_end(s, OUT_OF_MEMORY_TEXT);
+        return;
+    }
+    forward_invocation_as(s, msg, legacy_id);
+    free(legacy_id);
+}
+
 static void handle_client_text(struct legacy_session *s, const char *data, size_t len)
 {
     struct hub_msg msg;
@@ -580,11 +595,12 @@ static void handle_client_text(struct legacy_session *s, const char *data, size_
         s->loop->stats.protocol_errors++;
         log_info("legacy %s: unreadable invocation (%s: %s)", s->connection_id, proto_status_name(st), err.detail);
         /* Answer with an error if the id could be read, as the original answers bad calls. */
-        if (span_is_set(msg.invocation_id) && msg.invocation_id.len > 0) {
-            char id[128], text[300];
-            snprintf(id, sizeof id, "%.*s", (int)msg.invocation_id.len, msg.invocation_id.ptr);
+        char *id = span_is_set(msg.invocation_id) && msg.invocation_id.len > 0 ? invocation_id_copy(&msg) : NULL;
+        if (id) {
+            char text[300];
             snprintf(text, sizeof text, "The relay could not read the invocation: %s", err.detail ? err.detail : "malformed");
             send_result_error(s, id, text);
+            free(id);
         }
     }
     hub_msg_release(&msg);

@@ -13,6 +13,7 @@
 #include "relay/core_negotiate.h"
 #include "relay/core_session.h"
 #include "relay/http.h"
+#include "relay/http_limits.h"
 #include "relay/legacy.h"
 #include "relay/legacy_session.h"
 #include "relay/listener.h"
@@ -155,10 +156,13 @@ static int admin_callback(struct lws *wsi, enum lws_callback_reasons reason, voi
 static int route_http(struct relay *relay, struct lws *wsi)
 {
     char path[1024];
-    enum http_method method = http_request_method(wsi);
     const char *refusal = listener_request(&relay->listener, wsi);
     if (refusal)
         return respond_text(relay, wsi, 503, refusal);
+    unsigned status = http_check_request(relay->loop.cfg, wsi, &refusal);
+    if (status)
+        return http_refuse_request(relay->loop.cfg, &relay->refusals, wsi, status, refusal);
+    enum http_method method = http_request_method(wsi);
     if (!http_request_path(wsi, path, sizeof path))
         return respond_text(relay, wsi, 414, "URI Too Long");
     if (!relay->loop.cfg->admin_address) { /* no admin address: served here, as before it existed */
@@ -214,13 +218,16 @@ static void rx_size_for_servers(struct relay *relay, struct lws *wsi, bool serve
 static int confirm_upgrade(struct relay *relay, struct lws *wsi)
 {
     rx_size_for_servers(relay, wsi, false);
-    char path[1024], id[128];
+    char path[1024];
     bool negotiate;
     const char *refusal = listener_request(&relay->listener, wsi);
     if (refusal)
         return http_refuse_upgrade(relay->loop.cfg, wsi, 503, refusal);
+    unsigned status = http_check_request(relay->loop.cfg, wsi, &refusal);
+    if (status)
+        return http_refuse_request(relay->loop.cfg, &relay->refusals, wsi, status, refusal);
     if (!http_request_path(wsi, path, sizeof path))
-        return -1;
+        return http_refuse_request(relay->loop.cfg, &relay->refusals, wsi, 414, "URI Too Long");
     const char *service_suffix = service_route(relay, path, "/server");
     if (service_suffix)
         return strcmp(service_suffix, "") == 0 || strcmp(service_suffix, "/") == 0
@@ -238,9 +245,17 @@ static int confirm_upgrade(struct relay *relay, struct lws *wsi)
     if (!hub || negotiate || hub->app_negotiate) /* app-negotiate hubs: clients connect at /client/ */
         return http_refuse_upgrade(relay->loop.cfg, wsi, 404, "Not Found");
     struct negotiation *n = NULL;
-    int id_len = http_query_arg(wsi, "id", id, sizeof id);
-    if (id_len > 0) {
-        n = core_negotiation_take(&relay->negotiations, id);
+    struct buf id;
+    buf_init(&id);
+    enum http_arg found = http_query_value(wsi, "id", &id);
+    if (found == HTTP_ARG_NOMEM) {
+        buf_free(&id);
+        return -1;
+    }
+    if (found == HTTP_ARG_FOUND && id.len > 0) {
+        /* Read whole, however long: an id no negotiate gave out is refused, never taken for none. */
+        n = core_negotiation_take(&relay->negotiations, id.data);
+        buf_free(&id);
         if (n && strcasecmp(n->hub->name, hub->name) != 0) { /* by name: a reload may have come between */
             core_negotiation_free(n);
             n = NULL;
@@ -248,6 +263,7 @@ static int confirm_upgrade(struct relay *relay, struct lws *wsi)
         if (!n)
             return http_refuse_upgrade(relay->loop.cfg, wsi, 404, "No Connection with that ID");
     }
+    buf_free(&id);
     struct core_session *s = core_session_create(&relay->sessions, wsi, &relay->endpoints[hub - relay->loop.cfg->hubs].base, n, NULL);
     if (!s)
         return -1;
@@ -374,6 +390,20 @@ static int server_callback(struct lws *wsi, enum lws_callback_reasons reason, vo
 #define DRAIN_MAX_MS 2000
 #define DRAIN_CHECK_MS 50
 
+/* lws 4.1 on the libev loop re-arms its own timer only after socket activity,
+ * so its per-connection timeouts (--header-timeout: headers that never end,
+ * an idle connection that never sends any) waited for some other socket to
+ * wake it: a lone slow client was never closed. Waking lws once a second
+ * makes them fire within a second of their time. */
+#define LWS_WAKE_MS 1000
+
+static void lws_wake_tick(struct timer_entry *e)
+{
+    struct relay *relay = list_container_of(e, struct relay, lws_wake_timer);
+    lws_cancel_service(relay->loop.lws);
+    loop_timer_schedule(&relay->loop, e, clock_now_ms() + LWS_WAKE_MS);
+}
+
 /* --admin-listen: a second vhost on the same context, serving only the admin paths. */
 static bool start_admin(struct relay *relay)
 {
@@ -450,7 +480,12 @@ int relay_start(struct relay *relay, const struct relay_config *cfg)
     info.iface = cfg->listen_address;
     info.protocols = relay->protocols;
     info.vhost_name = "default";
-    info.max_http_header_data = 16384;
+    /* Room for --max-request-line and --max-request-headers, so that the relay sees a request
+     * over either and answers 414 or 431 (http_limits.h); lws closes one that does not fit. */
+    info.max_http_header_data = 0;
+    info.max_http_header_data2 = (unsigned)http_limits_header_buffer(cfg);
+    /* How long a connection may take to send a request's headers (whole seconds for lws). */
+    info.timeout_secs_ah_idle = (cfg->header_timeout_ms + 999) / 1000;
     /* 0: one header table per descriptor if need be. A fixed pool deadlocks:
      * each negotiate holds its table while the relay asks the backend, and
      * that backend request needs a table from the same pool, so with the pool
@@ -467,6 +502,8 @@ int relay_start(struct relay *relay, const struct relay_config *cfg)
                   cfg->listen_address, cfg->listen_port);
         return -1;
     }
+    timer_entry_init(&relay->lws_wake_timer, lws_wake_tick);
+    loop_timer_schedule(&relay->loop, &relay->lws_wake_timer, clock_now_ms() + LWS_WAKE_MS);
     if (!backends_start_resolver(&relay->backends) || !start_admin(relay))
         return -1;
     const char *s = relay->tls.cert_path ? "s" : "";
@@ -659,6 +696,7 @@ static void relay_reload(struct relay *relay)
 void relay_destroy(struct relay *relay)
 {
     backends_stop_resolver(&relay->backends); /* lookups still waiting fail while the context is up */
+    timer_cancel(&relay->lws_wake_timer); /* unarmed (zeroed) if relay_start failed early */
     legacy_table_free(&relay->legacy);
     listener_close(&relay->listener);
     loop_destroy(&relay->loop); /* closes every connection through the callbacks */
@@ -683,6 +721,13 @@ void relay_destroy(struct relay *relay)
     free(relay->owned_cfg);
     relay->owned_cfg = NULL;
     service_free(&relay->service);
+}
+
+/* Timers armed for connections, negotiations and sessions: the wheel's count
+ * without the relay's own always-armed lws wake-up. */
+static size_t connection_timers(const struct relay *relay)
+{
+    return timer_wheel_armed(&relay->loop.wheel) - (timer_is_armed(&relay->lws_wake_timer) ? 1 : 0);
 }
 
 /* Renders /metrics (Prometheus text format) into out. */
@@ -714,6 +759,7 @@ static void relay_render_metrics(struct relay *relay, struct buf *out)
         "signalr_relay_accept_pauses_total %llu\n"
         "signalr_relay_unidentified_closed_total %llu\n"
         "signalr_relay_timers_armed %zu\n"
+        "signalr_relay_requests_refused_total %llu\n"
         "signalr_relay_os_timers 1\n",
         (unsigned long long)s->sessions_active, (unsigned long long)s->sessions_opened,
         (unsigned long long)s->sessions_closed, (unsigned long long)s->negotiations,
@@ -726,7 +772,8 @@ static void relay_render_metrics(struct relay *relay, struct buf *out)
         (unsigned long long)s->legacy_negotiations, listener_active(&relay->listener),
         (unsigned long long)relay->listener.stats.accepted, (unsigned long long)relay->listener.stats.refused,
         (unsigned long long)relay->listener.stats.accept_pauses,
-        (unsigned long long)relay->listener.stats.unidentified_closed, timer_wheel_armed(&relay->loop.wheel));
+        (unsigned long long)relay->listener.stats.unidentified_closed, connection_timers(relay),
+        (unsigned long long)relay->refusals.total);
     buf_append(out, text, n > 0 ? (size_t)n : 0);
     backend_pools_render_metrics(&relay->backends.pools, clock_now_ms(), out);
     service_render_metrics(&relay->service, out);

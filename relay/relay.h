@@ -20,6 +20,7 @@
 #include "relay/backend.h"
 #include "relay/core_negotiate.h"
 #include "relay/core_session.h"
+#include "relay/http_limits.h"
 #include "relay/legacy_session.h"
 #include "relay/listener.h"
 #include "relay/loop.h"
@@ -41,8 +42,10 @@ struct relay {
     struct service service;           /* service mode: the apps' hubs, server connections, clients */
     struct tls_front tls;             /* --tls-cert: the listener's certificate and its reload */
 
+    struct http_refusals refusals;    /* requests refused at the front door (http_limits.h) */
     struct lws_protocols protocols[4]; /* lws keeps a pointer: lives as long as the context */
     struct lws_protocols admin_protocols[2]; /* --admin-listen's vhost: the same */
+    struct timer_entry lws_wake_timer; /* wakes lws each second, so its timeouts are looked at */
     struct timer_entry drain_timer;   /* shutdown: checks whether everything closed */
     uint64_t drain_deadline;
     bool drained;

@@ -52,16 +52,21 @@ static int negotiate(struct service *svc, struct lws *wsi)
         return hub ? http_respond_text(cfg, wsi, 401, "Unauthorized")
                    : http_respond_text(cfg, wsi, 404, "No app server is connected to this hub.");
     }
-    char version_text[32];
-    int vlen = http_query_arg(wsi, "negotiateVersion", version_text, sizeof version_text);
-    struct buf body;
+    struct buf version_text, body;
+    buf_init(&version_text);
     buf_init(&body);
     int version = 0;
     int rc;
-    /* v1 clients connect with the relay's token (it carries the id); v0 clients (no
-     * negotiateVersion) get only a connectionId and connect with it, so theirs is signed. */
-    if (negotiate_parse_version(vlen >= 0 ? span_make(version_text, (size_t)vlen) : SPAN_NONE, 0, &version, &body,
-                                NULL) != PROTO_OK) {
+    /* Read whole: a long value cut (or taken for none) would be another version. v1 clients
+     * connect with the relay's token (it carries the id); v0 clients (no negotiateVersion) get
+     * only a connectionId and connect with it, so theirs is signed. */
+    enum http_arg found = http_query_value(wsi, "negotiateVersion", &version_text);
+    struct span value = found == HTTP_ARG_FOUND ? buf_span(&version_text) : SPAN_NONE;
+    enum proto_status parsed = negotiate_parse_version(value, 0, &version, &body, NULL);
+    buf_free(&version_text);
+    if (found == HTTP_ARG_NOMEM) {
+        rc = http_respond_text(cfg, wsi, 500, "out of memory");
+    } else if (parsed != PROTO_OK) {
         struct buf error;
         buf_init(&error);
         negotiate_encode_error(buf_span(&body), &error, NULL);

@@ -358,6 +358,8 @@ int service_server_confirm(struct service *svc, struct lws *wsi)
         return http_refuse_upgrade(cfg, wsi, 503, "The relay is shutting down.");
     int hub_len = http_query_arg(wsi, "hub", hub_key, sizeof hub_key);
     int cid_len = http_query_arg(wsi, "cid", cid, sizeof cid);
+    if (hub_len == HTTP_ARG_UNUSABLE_LEN || cid_len == HTTP_ARG_UNUSABLE_LEN)
+        return http_refuse_upgrade(cfg, wsi, 400, "hub or cid is too long (255 bytes at most)");
     if (hub_len <= 0 || cid_len <= 0)
         return http_refuse_upgrade(cfg, wsi, 400, "hub and cid are required");
     int token_len = service_request_token(wsi, token, sizeof token);

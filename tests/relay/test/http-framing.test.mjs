@@ -1,0 +1,231 @@
+// Strict request framing and request size limits at the front door (issue 10, defect 5, and the
+// request limits): the same raw bytes go to ASP.NET Core (Kestrel, the test backend) and to the
+// relay, and the relay must never read a request in a way a proxy in front of it could read
+// differently (request smuggling) or answer one it read only in part:
+//   Transfer-Encoding with Content-Length, Content-Length twice, a negative, junk or absurd
+//   Content-Length, a Transfer-Encoding other than chunked: 400 and the connection closed;
+//   a request line over --max-request-line (8K): 414; headers over --max-request-headers (32K):
+//   431; each answered with Connection: close, then closed.
+// A POST without Content-Length has no body (HTTP/1.1); lws 4.1.6 takes it for a body of unknown
+// length and waited for it, so the relay answers it and closes the connection, saying so.
+// Every exchange is raw TCP so that the bytes on the wire are exactly these.
+import { describe, it } from "../../lib/test.mjs";
+import assert from "node:assert/strict";
+import net from "node:net";
+import fs from "node:fs";
+import { RELAY_URL, BACKEND_URL, TIMEOUT_MS, metrics, pollUntil, withTimeout } from "../lib.mjs";
+import { startRelay } from "../../lib/process.mjs";
+
+// Sends bytes on a fresh connection and reads until the peer closes it (or TIMEOUT_MS / 2 passes:
+// then closed is false; with answerOnly, until the first whole response). Returns { status,
+// headers, body, closed, responses } (the first response; responses counts the status lines seen).
+function exchange(base, bytes, { answerOnly = false } = {}) {
+    const { hostname, port } = new URL(base);
+    return withTimeout(new Promise((resolve, reject) => {
+        const socket = net.connect(Number(port), hostname);
+        let data = Buffer.alloc(0);
+        let settled = false;
+        const finish = (closed) => {
+            if (settled) return;
+            settled = true;
+            clearTimeout(timer);
+            socket.destroy();
+            const text = data.toString("latin1");
+            const end = text.indexOf("\r\n\r\n");
+            if (end < 0) return resolve({ status: 0, headers: {}, body: "", closed, responses: 0 });
+            const head = text.slice(0, end).split("\r\n");
+            const headers = {};
+            for (const line of head.slice(1)) {
+                const colon = line.indexOf(":");
+                headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
+            }
+            const length = Number(headers["content-length"] ?? 0);
+            resolve({ status: Number(head[0].split(" ")[1]), headers, body: text.slice(end + 4, end + 4 + length), closed,
+                responses: (text.match(/^HTTP\/1\.[01] \d{3}/gm) ?? []).length });
+        };
+        // the relay or Kestrel keeping the connection open this long means it is waiting for more
+        const timer = setTimeout(() => finish(false), TIMEOUT_MS / 2);
+        socket.on("connect", () => socket.write(bytes));
+        socket.on("data", (chunk) => {
+            data = Buffer.concat([data, chunk]);
+            const text = data.toString("latin1");
+            const end = text.indexOf("\r\n\r\n");
+            const length = /\r\ncontent-length: *(\d+)/i.exec(text.slice(0, end))?.[1];
+            if (answerOnly && end >= 0 && length !== undefined && data.length >= end + 4 + Number(length)) finish(false);
+        });
+        socket.on("end", () => finish(true));
+        socket.on("close", () => finish(true));
+        socket.on("error", (e) => (e.code === "ECONNRESET" ? finish(true) : reject(e)));
+    }), TIMEOUT_MS, "raw HTTP exchange");
+}
+
+const negotiateHead = (base, headers) =>
+    `POST /chat/negotiate?negotiateVersion=1 HTTP/1.1\r\nHost: ${new URL(base).host}\r\n${headers}`;
+
+// What both Kestrel and the relay must answer with 400 and a close.
+const refusedByBoth = {
+    "Content-Length twice (the same value)": "Content-Length: 0\r\nContent-Length: 0\r\n\r\n",
+    "Content-Length twice (different values)": "Content-Length: 0\r\nContent-Length: 5\r\n\r\nhello",
+    "a negative Content-Length": "Content-Length: -1\r\n\r\n",
+    "an absurd Content-Length": "Content-Length: 99999999999999999999999\r\n\r\n",
+    "a Content-Length that is not a number": "Content-Length: 1x\r\n\r\n",
+    "a Transfer-Encoding other than chunked": "Transfer-Encoding: gzip\r\n\r\n",
+    "an empty Content-Length": "Content-Length:\r\n\r\n",
+};
+
+// What both serve: white space around the value is not part of it (HTTP's OWS).
+const servedByBoth = {
+    "Content-Length with a space after the value": "Content-Length: 0 \r\nConnection: close\r\n\r\n",
+    "Content-Length after a tab": "Content-Length:\t0\r\nConnection: close\r\n\r\n",
+    "Content-Length with leading zeros": "Content-Length: 00\r\nConnection: close\r\n\r\n",
+};
+
+async function assertRefused(res, status, what) {
+    assert.equal(res.status, status, `${what}: ${res.status} ${res.body}`);
+    assert.equal(res.headers.connection, "close", `${what}: the answer says Connection: close`);
+    assert.equal(res.closed, true, `${what}: the connection is closed after the answer`);
+    assert.equal(res.responses, 1, `${what}: one answer, nothing read after it`);
+}
+
+describe("request framing", () => {
+    for (const [what, rest] of Object.entries(refusedByBoth)) {
+        it(`${what}: 400 and closed, as Kestrel`, async () => {
+            await assertRefused(await exchange(BACKEND_URL, negotiateHead(BACKEND_URL, rest)), 400, `Kestrel, ${what}`);
+            const before = (await metrics()).requests_refused_total;
+            await assertRefused(await exchange(RELAY_URL, negotiateHead(RELAY_URL, rest)), 400, `relay, ${what}`);
+            assert.equal((await metrics()).requests_refused_total, before + 1, "the refusal is counted");
+        });
+    }
+
+    for (const [what, rest] of Object.entries(servedByBoth)) {
+        it(`${what}: served, as by Kestrel`, async () => {
+            assert.equal((await exchange(BACKEND_URL, negotiateHead(BACKEND_URL, rest))).status, 200, "Kestrel");
+            const res = await exchange(RELAY_URL, negotiateHead(RELAY_URL, rest));
+            assert.equal(res.status, 200, res.body);
+        });
+    }
+
+    // A body framed by the length here would leave "0\r\n\r\n"'s last bytes, or a smuggled request, to be
+    // read as the next request. Kestrel frames it by the chunked encoding and closes the connection after
+    // its answer (RFC 9112 6.3 allows either); the relay, which reads no chunked bodies, refuses it.
+    it("Transfer-Encoding with Content-Length: never framed by the length (relay 400, Kestrel chunked), closed", async () => {
+        const smuggled = "Content-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\nGET /metrics HTTP/1.1\r\nHost: x\r\n\r\n";
+        const direct = await exchange(BACKEND_URL, negotiateHead(BACKEND_URL, smuggled));
+        assert.equal(direct.closed, true, "Kestrel closes the connection");
+        assert.equal(direct.headers.connection, "close");
+        await assertRefused(await exchange(RELAY_URL, negotiateHead(RELAY_URL, smuggled)), 400, "relay, CL + TE");
+    });
+
+    it("a WebSocket upgrade with Transfer-Encoding and Content-Length: 400 and closed", async () => {
+        const { host } = new URL(RELAY_URL);
+        const req = `GET /chat HTTP/1.1\r\nHost: ${host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
+            "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n" +
+            "Content-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n";
+        await assertRefused(await exchange(RELAY_URL, req), 400, "relay, upgrade with CL + TE");
+    });
+
+    it("a POST negotiate without Content-Length is answered (200, as Kestrel) and the connection closed", async () => {
+        const direct = await exchange(BACKEND_URL, negotiateHead(BACKEND_URL, "\r\n"), { answerOnly: true });
+        assert.equal(direct.status, 200);
+        const res = await exchange(RELAY_URL, negotiateHead(RELAY_URL, "\r\n"));
+        assert.equal(res.status, 200, res.body);
+        assert.ok(JSON.parse(res.body).connectionToken, res.body);
+        assert.equal(res.headers.connection, "close");
+        assert.equal(res.closed, true, "the relay closes the connection instead of waiting for a body");
+    });
+
+    it("a chunked POST negotiate is answered (200, as Kestrel) and the connection closed", async () => {
+        const chunked = "Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n";
+        assert.equal((await exchange(BACKEND_URL, negotiateHead(BACKEND_URL, chunked), { answerOnly: true })).status, 200);
+        const res = await exchange(RELAY_URL, negotiateHead(RELAY_URL, chunked));
+        assert.equal(res.status, 200, res.body);
+        assert.equal(res.headers.connection, "close");
+        assert.equal(res.closed, true);
+    });
+});
+
+describe("request size limits", () => {
+    const get = (base, target, headers = "") => `GET ${target} HTTP/1.1\r\nHost: ${new URL(base).host}\r\n${headers}\r\n`;
+
+    for (const length of [10000, 20000]) {
+        it(`a request line of ${length} bytes: 414 and closed, as Kestrel`, async () => {
+            const target = `/chat/negotiate?pad=${"a".repeat(length)}`;
+            await assertRefused(await exchange(BACKEND_URL, get(BACKEND_URL, target)), 414, "Kestrel");
+            await assertRefused(await exchange(RELAY_URL, get(RELAY_URL, target)), 414, "relay");
+        });
+    }
+
+    it("a 40 KB Cookie header: 431 and closed, as Kestrel", async () => {
+        const cookie = `Cookie: c=${"b".repeat(40000)}\r\n`;
+        await assertRefused(await exchange(BACKEND_URL, get(BACKEND_URL, "/chat/negotiate", cookie)), 431, "Kestrel");
+        await assertRefused(await exchange(RELAY_URL, get(RELAY_URL, "/chat/negotiate", cookie)), 431, "relay");
+    });
+
+    // A Cookie (or Authorization, ...) the relay cannot pass on whole to the backend would have been
+    // dropped (the backend then saw no cookie: another user, or none); it is refused instead.
+    it("a 10 KB Cookie, which the relay cannot pass on whole to the backend: 431 with a reason (not dropped)", async () => {
+        const target = "/chat/negotiate?negotiateVersion=1";
+        const req = (base) => `POST ${target} HTTP/1.1\r\nHost: ${new URL(base).host}\r\nCookie: c=${"b".repeat(10000)}\r\n` +
+            "Content-Length: 0\r\n\r\n";
+        assert.equal((await exchange(BACKEND_URL, req(BACKEND_URL), { answerOnly: true })).status, 200, "Kestrel serves it");
+        const res = await exchange(RELAY_URL, req(RELAY_URL));
+        await assertRefused(res, 431, "relay, 10 KB cookie");
+        assert.match(res.body, /passes on to the backend/);
+    });
+
+    it("a 20 KB Referer header and a 7 KB request line are within the limits, as for Kestrel", async () => {
+        const cookie = `Referer: http://x/${"b".repeat(20000)}\r\n`;
+        const target = `/signalr/ping?pad=${"a".repeat(7000)}`;
+        const req = (base) => `GET ${target} HTTP/1.1\r\nHost: ${new URL(base).host}\r\n${cookie}Connection: close\r\n\r\n`;
+        assert.equal((await exchange(BACKEND_URL, req(BACKEND_URL).replace("/signalr/ping", "/health"))).status, 200);
+        const res = await exchange(RELAY_URL, req(RELAY_URL));
+        assert.equal(res.status, 200, res.body);
+    });
+
+    // lws 4.1.6 writes the relay's own request to a backend into 2048 bytes and cut longer ones: the
+    // backend then read a cut request line (Kestrel: 400). The relay refuses such a query instead.
+    it("a negotiate query too long to pass on whole to the backend: 414 with a reason (not a cut request)", async () => {
+        const target = `/chat/negotiate?negotiateVersion=1&pad=${"a".repeat(3000)}`;
+        const req = (base) => `POST ${target} HTTP/1.1\r\nHost: ${new URL(base).host}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`;
+        assert.equal((await exchange(BACKEND_URL, req(BACKEND_URL))).status, 200, "Kestrel serves it");
+        const res = await exchange(RELAY_URL, req(RELAY_URL));
+        assert.equal(res.status, 414, res.body);
+        assert.match(res.body, /too long .* backend/);
+        const shorter = `/chat/negotiate?negotiateVersion=1&pad=${"a".repeat(1500)}`;
+        const ok = await exchange(RELAY_URL, req(RELAY_URL).replace(target, shorter));
+        assert.equal(ok.status, 200, ok.body);
+    });
+});
+
+describe("request limits from the flags", () => {
+    it("--max-request-line, --max-request-headers and --header-timeout: 414, 431, a close; refusals logged at most 10 a window", async () => {
+        const relay = await startRelay(["--hub", `chat=${BACKEND_URL}/chat`, "--max-request-line", "2K",
+            "--max-request-headers", "4K", "--header-timeout", "1"]);
+        try {
+            const { host } = new URL(relay.url);
+            const get = (target, headers = "") => `GET ${target} HTTP/1.1\r\nHost: ${host}\r\n${headers}\r\n`;
+            await assertRefused(await exchange(relay.url, get(`/chat?pad=${"a".repeat(3000)}`)), 414, "3K target");
+            const within = await exchange(relay.url, get(`/signalr/ping?pad=${"a".repeat(1500)}`, "Connection: close\r\n"));
+            assert.equal(within.status, 200, "a 1.5K target is within 2K");
+            await assertRefused(await exchange(relay.url, get("/chat", `Cookie: c=${"b".repeat(6000)}\r\n`)), 431, "6K cookie");
+
+            // headers that never end: the connection is closed once the header timeout has passed
+            const started = Date.now();
+            const slow = await exchange(relay.url, `GET /signalr/ping HTTP/1.1\r\nHost: ${host}\r\nX-Slow: 1\r\n`);
+            assert.equal(slow.closed, true, "the relay closes a connection whose headers do not arrive");
+            assert.ok(Date.now() - started >= 900, `closed after ${Date.now() - started} ms, before the timeout`);
+
+            // a burst of refusals: every one counted, at most 10 logged in one window
+            for (let i = 0; i < 13; i++)
+                await assertRefused(await exchange(relay.url, get("/chat", "Content-Length: -1\r\n")), 400, `refusal ${i}`);
+            const m = await metrics(relay.url);
+            assert.equal(m.requests_refused_total, 15);
+            const lines = await pollUntil(() => fs.readFileSync(relay.log, "utf8").split("\n").filter((l) => l.includes("refused a request")),
+                (l) => l.length >= 10, "refusal log lines");
+            assert.equal(lines.length, 10, lines.join("\n"));
+            assert.match(lines[0], /refused a request from 127\.0\.0\.1 with 414/);
+        } finally {
+            await relay.stop();
+        }
+    });
+});
