@@ -45,6 +45,8 @@ struct relay_config {
     unsigned client_timeout_ms;   /* Core client timeout (30 s) */
     unsigned handshake_timeout_ms;/* Core handshake timeout (15 s) */
     unsigned negotiate_ttl_ms;    /* unused negotiate tokens expire (15 s) */
+    unsigned disconnect_timeout_ms; /* Core SSE/long polling: a client without a poll or stream is gone (15 s) */
+    unsigned long_poll_timeout_ms;  /* Core long polling: an empty poll is answered after this (90 s) */
     unsigned backend_timeout_ms;  /* a backend's answer to a negotiate may take this long (10 s) */
     size_t max_message_bytes;     /* one hub message / WebSocket message, either direction */
     size_t max_buffered_bytes;    /* queued toward one peer before reading from the other pauses */

@@ -338,3 +338,18 @@ int http_respond_preflight(const struct relay_config *cfg, struct lws *wsi)
         return -1;
     return finish_transaction(wsi);
 }
+
+int http_respond_stream_headers(const struct relay_config *cfg, struct lws *wsi, const char *content_type)
+{
+    unsigned char headers[LWS_PRE + 2048];
+    unsigned char *start = headers + LWS_PRE, *p = start, *end = headers + sizeof headers - 1;
+    if (lws_add_http_common_headers(wsi, 200, content_type, LWS_ILLEGAL_HTTP_CONTENT_LEN, &p, end) ||
+        lws_add_http_header_by_name(wsi, (const unsigned char *)"cache-control:",
+                                    HEADER_VALUE("no-cache,no-store"), &p, end) ||
+        lws_add_http_header_by_name(wsi, (const unsigned char *)"pragma:", HEADER_VALUE("no-cache"), &p, end) ||
+        lws_add_http_header_by_name(wsi, (const unsigned char *)"content-encoding:", HEADER_VALUE("identity"), &p,
+                                    end) ||
+        !http_add_cors_headers(cfg, wsi, &p, end) || lws_finalize_write_http_header(wsi, start, &p, end))
+        return -1;
+    return 0;
+}

@@ -74,6 +74,11 @@ int http_respond_text(const struct relay_config *cfg, struct lws *wsi, unsigned 
  * CONFIRM_UPGRADE callback returns: 1 (answered), or -1 (hang up). */
 int http_refuse_upgrade(const struct relay_config *cfg, struct lws *wsi, unsigned status, const char *text);
 
+/* Writes the headers of a 200 whose body follows in pieces for as long as
+ * the connection lasts (Core Server-Sent Events): no Content-Length,
+ * no caching, CORS as http_respond. Returns what the lws callback should return. */
+int http_respond_stream_headers(const struct relay_config *cfg, struct lws *wsi, const char *content_type);
+
 /* Answers a CORS preflight (OPTIONS) from an allowed origin with 204, or 403 otherwise. */
 int http_respond_preflight(const struct relay_config *cfg, struct lws *wsi);
 

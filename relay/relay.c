@@ -9,6 +9,7 @@
 
 #include "relay/backend.h"
 #include "relay/clock.h"
+#include "relay/core_http.h"
 #include "relay/core_negotiate.h"
 #include "relay/core_session.h"
 #include "relay/http.h"
@@ -81,6 +82,37 @@ static const char *service_route(const struct relay *relay, const char *path, co
     return path + n;
 }
 
+/* Proxy mode: the first SSE GET or poll of a negotiated token starts its session. */
+struct proxy_opener_arg {
+    struct relay *relay;
+    const struct hub_route *hub;
+};
+
+static struct core_session *proxy_open_http(void *arg, struct lws *wsi, const char *token,
+                                            const struct core_transport *transport, unsigned *status,
+                                            const char **text)
+{
+    struct proxy_opener_arg *a = arg;
+    struct relay *relay = a->relay;
+    struct negotiation *n = core_negotiation_take(&relay->negotiations, token);
+    if (n && n->hub != a->hub) {
+        core_negotiation_free(n);
+        n = NULL;
+    }
+    *status = 404;
+    *text = "No Connection with that ID";
+    if (!n)
+        return NULL;
+    struct core_session *s = core_session_create_http(&relay->sessions, wsi,
+                                                      &relay->endpoints[a->hub - relay->loop.cfg->hubs].base, n, NULL,
+                                                      transport, token);
+    if (!s) {
+        *status = 500;
+        *text = "out of memory";
+    }
+    return s;
+}
+
 static int route_http(struct relay *relay, struct lws *wsi)
 {
     char path[1024];
@@ -105,7 +137,11 @@ static int route_http(struct relay *relay, struct lws *wsi)
         return http_respond_preflight(relay->loop.cfg, wsi);
     if (negotiate)
         return method == HTTP_POST ? core_negotiate_begin(&relay->negotiations, wsi, hub) : respond_text(relay, wsi, 405, "");
-    return refuse_http_transport(relay, wsi, method);
+    if (hub->app_negotiate) /* app-negotiate hubs: clients connect at /client/ */
+        return refuse_http_transport(relay, wsi, method);
+    struct proxy_opener_arg arg = { relay, hub };
+    struct core_http_opener opener = { proxy_open_http, &arg };
+    return core_http_handle(&relay->sessions, wsi, &opener);
 }
 
 /* LWS_CALLBACK_HTTP_CONFIRM_UPGRADE: accept a WebSocket only for a known hub
@@ -140,6 +176,8 @@ static int confirm_upgrade(struct relay *relay, struct lws *wsi)
             core_negotiation_free(n);
             n = NULL;
         }
+        if (!n && core_sessions_find(&relay->sessions, id))
+            return http_refuse_upgrade(relay->loop.cfg, wsi, 400, "Cannot change transports mid-connection");
         if (!n)
             return http_refuse_upgrade(relay->loop.cfg, wsi, 404, "No Connection with that ID");
     }
@@ -176,6 +214,8 @@ static void detach_and_destroy(struct lws *wsi, void *owner)
     case WSI_ROLE_BACKEND_NEGOTIATE:
     case WSI_ROLE_BACKEND_LINK: backend_wsi_destroyed(owner); break;
     case WSI_ROLE_SERVICE_SERVER: service_server_destroy(owner); break;
+    case WSI_ROLE_CORE_HTTP:
+    case WSI_ROLE_CORE_POST: core_http_closed(owner); break;
     case WSI_ROLE_NONE: break;
     }
 }
@@ -192,9 +232,20 @@ static int server_callback(struct lws *wsi, enum lws_callback_reasons reason, vo
             return core_negotiate_write_reply(owner, wsi);
         if (role_of(owner) == WSI_ROLE_LEGACY_START)
             return legacy_start_writeable(owner, wsi);
+        if (role_of(owner) == WSI_ROLE_CORE_HTTP || role_of(owner) == WSI_ROLE_CORE_POST)
+            return core_http_writeable(owner, wsi);
+        return 0;
+    case LWS_CALLBACK_HTTP_BODY:
+        if (role_of(owner) == WSI_ROLE_CORE_POST)
+            return core_http_body(owner, in, len);
+        return 0;
+    case LWS_CALLBACK_HTTP_BODY_COMPLETION:
+        if (role_of(owner) == WSI_ROLE_CORE_POST)
+            return core_http_body_done(owner, wsi);
         return 0;
     case LWS_CALLBACK_CLOSED_HTTP:
-        if (role_of(owner) == WSI_ROLE_NEGOTIATION || role_of(owner) == WSI_ROLE_LEGACY_START)
+        if (role_of(owner) == WSI_ROLE_NEGOTIATION || role_of(owner) == WSI_ROLE_LEGACY_START ||
+            role_of(owner) == WSI_ROLE_CORE_HTTP || role_of(owner) == WSI_ROLE_CORE_POST)
             detach_and_destroy(wsi, owner);
         return 0;
     case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
@@ -255,11 +306,11 @@ int relay_start(struct relay *relay, const struct relay_config *cfg)
 {
     memset(relay, 0, sizeof *relay);
     loop_init(&relay->loop, cfg);
-    core_sessions_init(&relay->sessions, &relay->loop);
     if (RAND_bytes(relay->dict_seed, sizeof relay->dict_seed) != 1) {
         log_error("relay: no randomness from OpenSSL");
         return -1;
     }
+    core_sessions_init(&relay->sessions, &relay->loop, relay->dict_seed);
     core_negotiations_init(&relay->negotiations, &relay->loop, &relay->backends, relay->dict_seed);
     if (!service_init(&relay->service, &relay->loop, relay->dict_seed)) {
         log_error("relay: out of memory or randomness");
@@ -374,6 +425,8 @@ void relay_stop(struct relay *relay)
 void relay_destroy(struct relay *relay)
 {
     legacy_table_free(&relay->legacy);
+    if (relay->sessions.loop)
+        core_sessions_free(&relay->sessions);
     loop_destroy(&relay->loop); /* closes every connection through the callbacks */
     if (relay->negotiations.loop)
         core_negotiations_clear(&relay->negotiations);
