@@ -27,12 +27,32 @@ static bool wants_event_stream(struct lws *wsi)
 
 /* -------------------------------------------------------------- GET */
 
-static struct core_http_request *request_new(const struct relay_config *cfg, struct lws *wsi, bool sse)
+void core_http_request_count(struct core_http_request *req, struct loop *loop)
+{
+    if (req->counted)
+        return;
+    req->counted = true;
+    if (req->sse)
+        loop->stats.core_streams_open++;
+    else
+        loop->stats.core_polls_waiting++;
+}
+
+void core_http_request_free(struct core_http_request *req, struct loop *loop)
+{
+    if (req->counted && req->sse)
+        loop->stats.core_streams_open--;
+    else if (req->counted)
+        loop->stats.core_polls_waiting--;
+    free(req);
+}
+
+static struct core_http_request *request_new(struct loop *loop, struct lws *wsi, bool sse)
 {
     struct core_http_request *req = calloc(1, sizeof *req);
     if (req) {
         req->role = WSI_ROLE_CORE_HTTP;
-        req->cfg = cfg;
+        req->loop = loop;
         req->wsi = wsi;
         req->sse = sse;
     }
@@ -46,7 +66,7 @@ static int open_session(struct core_sessions *table, struct lws *wsi, const char
                         const struct core_http_opener *opener)
 {
     const struct relay_config *cfg = cfg_of(table);
-    struct core_http_request *req = request_new(cfg, wsi, sse);
+    struct core_http_request *req = request_new(table->loop, wsi, sse);
     if (!req)
         return http_respond_text(cfg, wsi, 500, "out of memory");
     unsigned status = 404;
@@ -66,6 +86,7 @@ static int open_session(struct core_sessions *table, struct lws *wsi, const char
     req->session = s;
     s->request = req;
     lws_set_opaque_user_data(wsi, req);
+    core_http_request_count(req, table->loop);
     return core_sse_start(req);
 }
 
@@ -82,7 +103,7 @@ static int handle_get(struct core_sessions *table, struct lws *wsi, const char *
                                                          : http_respond_text(cfg, wsi, 400, TEXT_CHANGE_TRANSPORT);
     if (s->transport->kind != CORE_TRANSPORT_LONG_POLLING)
         return http_respond_text(cfg, wsi, 400, TEXT_CHANGE_TRANSPORT);
-    struct core_http_request *req = request_new(cfg, wsi, false);
+    struct core_http_request *req = request_new(table->loop, wsi, false);
     if (!req)
         return http_respond_text(cfg, wsi, 500, "out of memory");
     lws_set_opaque_user_data(wsi, req);
@@ -243,7 +264,7 @@ void core_http_closed(void *owner)
             loop_timer_schedule(s->loop, &s->disconnect_timer, clock_now_ms() + s->loop->cfg->disconnect_timeout_ms);
         }
     }
-    free(req);
+    core_http_request_free(req, req->loop);
 }
 
 void core_http_detach(struct core_session *s)

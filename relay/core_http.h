@@ -42,10 +42,11 @@ struct core_http_opener {
 struct core_http_request {
     enum wsi_role role;           /* WSI_ROLE_CORE_HTTP */
     struct lws *wsi;
-    const struct relay_config *cfg;
+    struct loop *loop;
     struct core_session *session; /* NULL once the session let go of it */
     unsigned status;              /* long polling: the answer once decided (200/204), 0 while held */
     bool sse;
+    bool counted;                 /* in core_polls_waiting / core_streams_open */
 };
 
 struct core_http_post {
@@ -70,6 +71,10 @@ int core_http_body_done(struct core_http_post *post, struct lws *wsi);
 void core_http_closed(void *owner);
 
 /* ---- for core_session.c, core_sse.c, core_longpoll.c ---- */
+
+/* Counts req as a waiting poll or an open stream (/metrics), until freed. */
+void core_http_request_count(struct core_http_request *req, struct loop *loop);
+void core_http_request_free(struct core_http_request *req, struct loop *loop);
 
 /* The session lets go of its requests (it is being freed): a held poll
  * answers 204, a held POST 200. */

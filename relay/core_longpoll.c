@@ -56,6 +56,7 @@ int core_longpoll_poll(struct core_session *s, struct core_http_request *req)
     if (!msg_queue_is_empty(&s->to_client) || core_session_done(s))
         return core_longpoll_writeable(req);
     http_answer_later(req->wsi);
+    core_http_request_count(req, s->loop);
     arm(s, s->loop->cfg->long_poll_timeout_ms);
     return 0;
 }
@@ -81,13 +82,13 @@ int core_longpoll_writeable(struct core_http_request *req)
         return 0; /* nothing to say yet */
     lws_set_opaque_user_data(wsi, NULL);
     if (!s) { /* released: a newer poll, DELETE, or the end */
-        const struct relay_config *c = req->cfg;
-        free(req);
+        const struct relay_config *c = req->loop->cfg;
+        core_http_request_free(req, req->loop);
         return http_respond(c, wsi, 204, "text/plain", "", 0);
     }
     const struct relay_config *c = s->loop->cfg;
     s->request = NULL;
-    free(req);
+    core_http_request_free(req, s->loop);
     if (!msg_queue_is_empty(&s->to_client)) {
         struct buf body;
         buf_init(&body);

@@ -497,8 +497,12 @@ void core_sessions_free(struct core_sessions *table)
     while (n != &table->all) {
         struct core_session *s = list_container_of(n, struct core_session, link);
         n = n->next;
-        if (s->transport->kind != CORE_TRANSPORT_WEBSOCKETS)
+        if (s->transport->kind != CORE_TRANSPORT_WEBSOCKETS) {
             core_session_client_gone(s);
+        } else if (s->in_table) { /* it goes later, with its wsi */
+            dict_remove(&table->by_token, &s->by_token);
+            s->in_table = false;
+        }
     }
     dict_free(&table->by_token);
 }
@@ -628,14 +632,21 @@ struct core_session *core_session_create_http(struct core_sessions *table, struc
         return NULL;
     s->wsi = NULL;
     s->transport = transport;
-    s->token = strdup(token);
-    if (!s->token || dict_insert(&table->by_token, &s->by_token, span_from_cstr(s->token)) != DICT_OK) {
+    if (!core_session_register(s, token)) {
         core_session_destroy(s);
         return NULL;
     }
-    s->in_table = true;
     core_session_established(s);
     return s;
+}
+
+bool core_session_register(struct core_session *s, const char *token)
+{
+    s->token = strdup(token);
+    if (!s->token || dict_insert(&s->table->by_token, &s->by_token, span_from_cstr(s->token)) != DICT_OK)
+        return false;
+    s->in_table = true;
+    return true;
 }
 
 /* The disconnect timeout (core_http.c arms it): the client's transport is gone for good. */

@@ -160,6 +160,9 @@ struct core_session *core_session_create_http(struct core_sessions *table, struc
                                               struct hub_endpoint *endpoint, struct negotiation *negotiation,
                                               const struct core_session_identity *identity,
                                               const struct core_transport *transport, const char *token);
+/* Makes s known by token (a WebSocket's negotiated id=), so that requests
+ * naming it get the server's answers (405, 409) rather than 404. False when out of memory. */
+bool core_session_register(struct core_session *s, const char *token);
 /* The body of one POST: one or more whole messages from the client. */
 void core_session_client_data(struct core_session *s, const void *data, size_t len);
 /* The transport wrote some of s->to_client: resumes the hub when below half the mark. */

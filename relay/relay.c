@@ -176,14 +176,21 @@ static int confirm_upgrade(struct relay *relay, struct lws *wsi)
             core_negotiation_free(n);
             n = NULL;
         }
-        if (!n && core_sessions_find(&relay->sessions, id))
-            return http_refuse_upgrade(relay->loop.cfg, wsi, 400, "Cannot change transports mid-connection");
+        struct core_session *live = n ? NULL : core_sessions_find(&relay->sessions, id);
+        if (live) /* as the server: a second WebSocket 409, another transport's connection 400 */
+            return live->transport->kind == CORE_TRANSPORT_WEBSOCKETS
+                       ? http_refuse_upgrade(relay->loop.cfg, wsi, 409, "")
+                       : http_refuse_upgrade(relay->loop.cfg, wsi, 400, "Cannot change transports mid-connection");
         if (!n)
             return http_refuse_upgrade(relay->loop.cfg, wsi, 404, "No Connection with that ID");
     }
     struct core_session *s = core_session_create(&relay->sessions, wsi, &relay->endpoints[hub - relay->loop.cfg->hubs].base, n, NULL);
     if (!s)
         return -1;
+    if (id_len > 0 && !core_session_register(s, id)) {
+        core_session_destroy(s);
+        return -1;
+    }
     lws_set_opaque_user_data(wsi, s);
     return 0;
 }
@@ -470,6 +477,9 @@ static void relay_render_metrics(struct relay *relay, struct buf *out)
         (unsigned long long)s->flow_control_pauses, (unsigned long long)s->out_of_memory_closes,
         (unsigned long long)s->legacy_sessions_active,
         (unsigned long long)s->legacy_negotiations, timer_wheel_armed(&relay->loop.wheel));
+    buf_append(out, text, n > 0 ? (size_t)n : 0);
+    n = snprintf(text, sizeof text, "signalr_relay_core_polls_waiting %llu\nsignalr_relay_core_streams_open %llu\n",
+                 (unsigned long long)s->core_polls_waiting, (unsigned long long)s->core_streams_open);
     buf_append(out, text, n > 0 ? (size_t)n : 0);
     service_render_metrics(&relay->service, out);
 }
