@@ -123,7 +123,7 @@ static int route_http(struct relay *relay, struct lws *wsi)
         return serve_metrics(relay, wsi);
     const char *client_suffix = service_route(relay, path, "/client");
     if (client_suffix)
-        return service_client_http(&relay->service, wsi, client_suffix);
+        return service_client_http(&relay->service, &relay->sessions, wsi, client_suffix);
     if (service_route(relay, path, "/server"))
         return respond_text(relay, wsi, 400, "App server connections are WebSockets.");
     const char *legacy_suffix = legacy_route(relay->loop.cfg, path);
