@@ -56,6 +56,7 @@ int core_longpoll_poll(struct core_session *s, struct core_http_request *req)
     if (!msg_queue_is_empty(&s->to_client) || core_session_done(s))
         return core_longpoll_writeable(req);
     http_answer_later(req->wsi);
+    lws_set_timeout(req->wsi, NO_PENDING_TIMEOUT, 0); /* the poll timeout is ours */
     core_http_request_count(req, s->loop);
     arm(s, s->loop->cfg->long_poll_timeout_ms);
     return 0;

@@ -239,10 +239,20 @@ static void inspect_hub_message(struct core_session *s, const struct wsmsg *m)
         s->hub_sent_close = true;
 }
 
+/* The hub's pings over the backend WebSocket: a transport without pings
+ * (long polling) does not carry them, as the server sends none on it. */
+static bool only_pings(const struct core_session *s, const struct wsmsg *m)
+{
+    unsigned kinds = 0;
+    return !s->transport->pings && s->handshake_answered && m->len > 0 &&
+           core_peek_kinds(is_binary(s), (const char *)m->payload, m->len, &kinds, NULL) == PROTO_OK &&
+           kinds == CORE_KIND_BIT(HUB_MSG_PING);
+}
+
 static void hub_message(void *owner, struct wsmsg *msg)
 {
     struct core_session *s = owner;
-    if (s->state == CORE_CLOSING) {
+    if (s->state == CORE_CLOSING || only_pings(s, msg)) {
         wsmsg_free(msg);
         return;
     }
