@@ -33,8 +33,9 @@ int core_sse_start(struct core_http_request *req)
     struct core_session *s = req->session;
     if (http_respond_stream_headers(s->loop->cfg, req->wsi, "text/event-stream") != 0)
         return -1;
-    /* An endless response: no lws timeout, and the request's header table goes back to the pool. */
-    lws_http_mark_sse(req->wsi);
+    /* An endless response: no lws timeout (lws_http_mark_sse does this too, but logs an error
+     * on HTTP/1), and the request's header table goes back to the pool. */
+    lws_set_timeout(req->wsi, NO_PENDING_TIMEOUT, 0);
     lws_http_headers_detach(req->wsi);
     lws_callback_on_writable(req->wsi); /* the preamble, then whatever is queued */
     return 0;

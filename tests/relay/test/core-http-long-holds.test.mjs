@@ -24,14 +24,14 @@ test(`a poll and an event stream held for ${HOLD_S} s are answered by the relay'
 
         const sse = (await negotiate(relay.url, "chat")).json.connectionToken;
         let stream = "";
+        let ended = null;
         const req = http.get(at(sse), { headers: { accept: "text/event-stream" }, agent: false });
-        const ended = new Promise((resolve) => req.on("response", (res) => {
-            res.setEncoding("utf8");
-            res.on("data", (c) => { stream += c; });
-            res.on("end", () => resolve("ended"));
-            res.on("error", () => resolve("failed"));
-        }));
         req.on("error", () => {});
+        const res = await withTimeout(new Promise((resolve) => req.on("response", resolve)), 10000, "the stream");
+        assert.equal(res.statusCode, 200);
+        res.setEncoding("utf8");
+        res.on("data", (c) => { stream += c; });
+        ended = new Promise((resolve) => { res.on("end", () => resolve("ended")); res.on("error", () => resolve("failed")); });
         assert.equal((await httpRequest("POST", at(sse), {}, HANDSHAKE)).status, 200);
 
         const started = Date.now();
