@@ -47,6 +47,7 @@ struct core_http_request {
     unsigned status;              /* long polling: the answer once decided (200/204), 0 while held */
     bool sse;
     bool counted;                 /* in core_polls_waiting / core_streams_open */
+    struct http_answer_ctx answer; /* long polling: what the answer needs of the request's headers */
 };
 
 struct core_http_post {

@@ -53,10 +53,12 @@ int core_longpoll_poll(struct core_session *s, struct core_http_request *req)
     core_longpoll_release(s); /* a newer poll ends the one before (204) */
     req->session = s;
     s->request = req;
+    http_answer_capture(s->loop->cfg, req->wsi, &req->answer);
     if (!msg_queue_is_empty(&s->to_client) || core_session_done(s))
         return core_longpoll_writeable(req);
     http_answer_later(req->wsi);
     lws_set_timeout(req->wsi, NO_PENDING_TIMEOUT, 0); /* the poll timeout is ours */
+    lws_http_headers_detach(req->wsi);                 /* captured: the table goes back to lws */
     core_http_request_count(req, s->loop);
     arm(s, s->loop->cfg->long_poll_timeout_ms);
     return 0;
@@ -82,10 +84,10 @@ int core_longpoll_writeable(struct core_http_request *req)
     if (s && !req->status && msg_queue_is_empty(&s->to_client) && !core_session_done(s))
         return 0; /* nothing to say yet */
     lws_set_opaque_user_data(wsi, NULL);
+    struct http_answer_ctx answer = req->answer;
     if (!s) { /* released: a newer poll, DELETE, or the end */
-        const struct relay_config *c = req->loop->cfg;
         core_http_request_free(req, req->loop);
-        return http_respond(c, wsi, 204, "text/plain", "", 0);
+        return http_respond_captured(&answer, wsi, 204, "text/plain", "", 0);
     }
     const struct relay_config *c = s->loop->cfg;
     s->request = NULL;
@@ -93,8 +95,9 @@ int core_longpoll_writeable(struct core_http_request *req)
     if (!msg_queue_is_empty(&s->to_client)) {
         struct buf body;
         buf_init(&body);
-        int rc = take_queue(s, &body) ? http_respond(c, wsi, 200, "application/octet-stream", body.data, body.len)
-                                       : http_respond_text(c, wsi, 500, "out of memory");
+        int rc = take_queue(s, &body)
+                     ? http_respond_captured(&answer, wsi, 200, "application/octet-stream", body.data, body.len)
+                     : http_respond_captured(&answer, wsi, 500, "text/plain", "out of memory", 13);
         buf_free(&body);
         core_session_sent(s);
         arm(s, c->disconnect_timeout_ms);
@@ -103,10 +106,10 @@ int core_longpoll_writeable(struct core_http_request *req)
     if (core_session_done(s)) { /* the connection ended and everything went out */
         log_debug("session %s: long polling ends", s->connection_id);
         core_session_client_gone(s);
-        return http_respond(c, wsi, 204, "text/plain", "", 0);
+        return http_respond_captured(&answer, wsi, 204, "text/plain", "", 0);
     }
     arm(s, c->disconnect_timeout_ms); /* the poll timeout: an empty 200, poll again */
-    return http_respond(c, wsi, 200, "text/plain", "", 0);
+    return http_respond_captured(&answer, wsi, 200, "text/plain", "", 0);
 }
 
 void core_longpoll_timer_due(struct core_session *s)

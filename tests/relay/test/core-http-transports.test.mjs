@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import http from "node:http";
 import {
     RELAY_URL, BACKEND_URL, RS, DISCONNECT_TIMEOUT_MS, LONG_POLL_TIMEOUT_MS, RawClient, negotiate, wsUrl, httpRequest,
-    settledMetrics, metrics, pollUntil, withTimeout, disconnectSeenByBackend, TIMEOUT_MS, MAX_BUFFERED_BYTES,
+    settledMetrics, metrics, pollUntil, withTimeout, disconnectSeenByBackend, TIMEOUT_MS, MAX_BUFFERED_BYTES, CORS_ORIGIN,
 } from "../lib.mjs";
 
 const HANDSHAKE = `{"protocol":"json","version":1}${RS}`;
@@ -276,6 +276,21 @@ test("long polling: a client that does not poll holds the hub at --max-buffered;
     assert.equal(done.error, undefined);
     assert.equal(items.length, COUNT);
     assert.ok(items.every((v, i) => v === i), "items in order, each once");
+    assert.equal((await del(RELAY_URL, t)).status, 202);
+    await settledMetrics();
+});
+
+test("long polling: a poll answered after waiting still carries the CORS headers of its request", async () => {
+    const { t } = await longPolling(RELAY_URL);
+    const before = (await metrics()).core_polls_waiting;
+    const waiting = httpRequest("GET", url(RELAY_URL, t), { origin: CORS_ORIGIN });
+    await pollWaiting(RELAY_URL, before, 1);
+    assert.equal((await post(RELAY_URL, t, `{"type":1,"invocationId":"c","target":"Echo","arguments":["cors"]}${RS}`)).status, 200);
+    const res = await waiting;
+    assert.equal(res.status, 200);
+    assert.equal(res.body, `{"type":3,"invocationId":"c","result":"cors"}${RS}`);
+    assert.equal(res.headers["access-control-allow-origin"], CORS_ORIGIN);
+    assert.equal(res.headers["access-control-allow-credentials"], "true");
     assert.equal((await del(RELAY_URL, t)).status, 202);
     await settledMetrics();
 });
