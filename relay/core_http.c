@@ -40,6 +40,8 @@ void core_http_request_count(struct core_http_request *req, struct loop *loop)
 
 void core_http_request_free(struct core_http_request *req, struct loop *loop)
 {
+    if (req->eof_watched)
+        ev_io_stop(loop->ev, &req->eof_watch);
     if (req->counted && req->sse)
         loop->stats.core_streams_open--;
     else if (req->counted)

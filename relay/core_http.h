@@ -23,6 +23,7 @@
 #include <stdbool.h>
 
 #include "containers/buf.h"
+#include "relay/loop.h"
 #include "relay/http.h"
 #include "relay/wsi_role.h"
 
@@ -48,6 +49,8 @@ struct core_http_request {
     bool sse;
     bool counted;                 /* in core_polls_waiting / core_streams_open */
     struct http_answer_ctx answer; /* long polling: what the answer needs of the request's headers */
+    ev_io eof_watch;              /* SSE: notices the client closing its stream (core_sse.c) */
+    bool eof_watched;
 };
 
 struct core_http_post {

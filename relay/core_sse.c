@@ -4,7 +4,9 @@
  * each message toward the client becomes one event: every LF-separated line
  * of it as "data: <line>\r\n" (a CR before the LF dropped), then "\r\n".
  * Text only: SSE carries JSON (the handshake refuses MessagePack on it). */
+#include <errno.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "relay/core_http.h"
 #include "relay/core_session.h"
@@ -28,6 +30,41 @@ const struct core_transport core_sse_transport = {
     .timer_due = core_http_timer_due,
 };
 
+/* lws reads nothing more of an HTTP/1 connection while its response is
+ * going out, so a client that closes its event stream would be noticed only
+ * when a write fails (the next keepalive ping: up to --keepalive late, and
+ * the hub keeps a dead connection meanwhile). A second watcher on the socket
+ * (libev allows several per descriptor) notices the end at once. */
+static void sse_readable(struct ev_loop *ev, ev_io *w, int revents)
+{
+    (void)revents;
+    struct core_http_request *req = w->data;
+    char byte;
+    ssize_t n = recv(w->fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+        return;
+    ev_io_stop(ev, w); /* end of stream, an error, or bytes lws will see: no more looking */
+    req->eof_watched = false;
+    if (n > 0 || !req->session)
+        return;
+    /* The client is gone: the connection is over (the hub hears it), and the
+     * session's detach asks for a WRITEABLE callback that ends the wsi. */
+    log_debug("session %s: SSE stream closed by the client", req->session->connection_id);
+    core_session_client_gone(req->session);
+}
+
+static void watch_for_eof(struct core_http_request *req)
+{
+    struct loop *loop = req->loop;
+    lws_sockfd_type fd = lws_get_socket_fd(req->wsi);
+    if (!loop->ev || fd < 0)
+        return; /* lws' own poll() loop: the next write notices */
+    ev_io_init(&req->eof_watch, sse_readable, fd, EV_READ);
+    req->eof_watch.data = req;
+    ev_io_start(loop->ev, &req->eof_watch);
+    req->eof_watched = true;
+}
+
 int core_sse_start(struct core_http_request *req)
 {
     struct core_session *s = req->session;
@@ -37,6 +74,7 @@ int core_sse_start(struct core_http_request *req)
      * on HTTP/1), and the request's header table goes back to the pool. */
     lws_set_timeout(req->wsi, NO_PENDING_TIMEOUT, 0);
     lws_http_headers_detach(req->wsi);
+    watch_for_eof(req);
     lws_callback_on_writable(req->wsi); /* the preamble, then whatever is queued */
     return 0;
 }

@@ -5,7 +5,7 @@
 import { test } from "../../lib/test.mjs";
 import assert from "node:assert/strict";
 import http from "node:http";
-import { BACKEND_URL, RS, negotiate, httpRequest, withTimeout } from "../lib.mjs";
+import { BACKEND_URL, RS, negotiate, httpRequest, withTimeout, disconnectSeenByBackend, metrics, pollUntil } from "../lib.mjs";
 import { startRelay } from "../../lib/process.mjs";
 
 const HOLD_S = 25;
@@ -45,6 +45,34 @@ test(`a poll and an event stream held for ${HOLD_S} s are answered by the relay'
             10000, `the echo on the stream (stream ${await Promise.race([ended, Promise.resolve("open")])})`);
         req.destroy();
         assert.equal((await httpRequest("DELETE", at(lp))).status, 202);
+    } finally {
+        await relay.stop();
+    }
+});
+
+test("a client that closes its event stream is gone at once, not at the next keepalive ping", { timeout: 60000 }, async () => {
+    const relay = await startRelay(["--hub", `chat=${BACKEND_URL}/chat`, "--keepalive", "60", "--client-timeout", "120"]);
+    try {
+        const t = (await negotiate(relay.url, "chat")).json.connectionToken;
+        const at = `${relay.url}/chat?id=${encodeURIComponent(t)}`;
+        let stream = "";
+        const req = http.get(at, { headers: { accept: "text/event-stream" }, agent: false });
+        req.on("error", () => {});
+        const res = await withTimeout(new Promise((resolve) => req.on("response", resolve)), 10000, "the stream");
+        res.setEncoding("utf8");
+        res.on("data", (c) => { stream += c; });
+        res.on("error", () => {});
+        assert.equal((await httpRequest("POST", at, {}, HANDSHAKE)).status, 200);
+        await withTimeout((async () => { while (!stream.includes("welcome")) await new Promise((r) => setTimeout(r, 50)); })(),
+            10000, "the welcome on the stream");
+        const records = stream.split("\r\n").filter((l) => l.startsWith("data: ")).flatMap((l) => l.slice(6).split(RS));
+        const connectionId = JSON.parse(records.find((r) => r.includes("welcome"))).arguments[0];
+        req.destroy();
+        // Within the default 10 s wait, far below the 60 s keepalive whose ping would find it.
+        const info = await disconnectSeenByBackend(connectionId);
+        assert.equal(info.disconnected, true);
+        await pollUntil(() => metrics(relay.url), (m) => m.sessions_active === 0 && m.core_streams_open === 0,
+            "the session and its stream gone");
     } finally {
         await relay.stop();
     }

@@ -5,6 +5,7 @@
 import { test } from "../../lib/test.mjs";
 import assert from "node:assert/strict";
 import http from "node:http";
+import { startRelay } from "../../lib/process.mjs";
 import {
     RELAY_URL, BACKEND_URL, RS, DISCONNECT_TIMEOUT_MS, LONG_POLL_TIMEOUT_MS, RawClient, negotiate, wsUrl, httpRequest,
     settledMetrics, metrics, pollUntil, withTimeout, disconnectSeenByBackend, TIMEOUT_MS, MAX_BUFFERED_BYTES, CORS_ORIGIN,
@@ -253,31 +254,37 @@ test("POST on a WebSocket connection: 405, a second WebSocket: 409, as on the ba
 });
 
 test("long polling: a client that does not poll holds the hub at --max-buffered; then every item arrives once, in order", async () => {
-    const before = await settledMetrics();
-    const { t } = await longPolling(RELAY_URL);
-    const COUNT = 20000; // ~30 bytes each: several times the tuned relay's 64K --max-buffered
-    const invoke = `{"type":4,"invocationId":"s1","target":"Counter","arguments":[${COUNT},0]}${RS}`;
-    assert.equal((await post(RELAY_URL, t, invoke)).status, 200);
-    // Nobody polls: the relay's queue toward the client passes the mark and it pauses the hub side.
-    await pollUntil(() => metrics(), (m) => m.flow_control_pauses_total > before.flow_control_pauses_total,
-        "the relay to pause the hub side");
-    const items = [];
-    let done = null;
-    while (!done) {
-        const res = await poll(RELAY_URL, t);
-        assert.equal(res.status, 200);
-        assert.ok(Buffer.byteLength(res.body) <= 2 * MAX_BUFFERED_BYTES, `a poll carried ${res.body.length} bytes`);
-        for (const record of res.body.split(RS).filter((r) => r)) {
-            const m = JSON.parse(record);
-            if (m.type === 2 && m.invocationId === "s1") items.push(m.item);
-            if (m.type === 3 && m.invocationId === "s1") done = m;
+    // A relay of its own: the tuned relay's 1 s --disconnect-timeout would end a client that does
+    // not poll before the hub fills the buffer on a loaded machine.
+    const relay = await startRelay(["--hub", `chat=${BACKEND_URL}/chat`, "--max-buffered", String(MAX_BUFFERED_BYTES),
+        "--disconnect-timeout", "60"]);
+    try {
+        const base = relay.url;
+        const { t } = await longPolling(base);
+        const COUNT = 20000; // ~30 bytes each: several times the 64K --max-buffered
+        const invoke = `{"type":4,"invocationId":"s1","target":"Counter","arguments":[${COUNT},0]}${RS}`;
+        assert.equal((await post(base, t, invoke)).status, 200);
+        // Nobody polls: the relay's queue toward the client passes the mark and it pauses the hub side.
+        await pollUntil(() => metrics(base), (m) => m.flow_control_pauses_total > 0, "the relay to pause the hub side");
+        const items = [];
+        let done = null;
+        while (!done) {
+            const res = await poll(base, t);
+            assert.equal(res.status, 200);
+            assert.ok(Buffer.byteLength(res.body) <= 2 * MAX_BUFFERED_BYTES, `a poll carried ${res.body.length} bytes`);
+            for (const record of res.body.split(RS).filter((r) => r)) {
+                const m = JSON.parse(record);
+                if (m.type === 2 && m.invocationId === "s1") items.push(m.item);
+                if (m.type === 3 && m.invocationId === "s1") done = m;
+            }
         }
+        assert.equal(done.error, undefined);
+        assert.equal(items.length, COUNT);
+        assert.ok(items.every((v, i) => v === i), "items in order, each once");
+        assert.equal((await del(base, t)).status, 202);
+    } finally {
+        await relay.stop();
     }
-    assert.equal(done.error, undefined);
-    assert.equal(items.length, COUNT);
-    assert.ok(items.every((v, i) => v === i), "items in order, each once");
-    assert.equal((await del(RELAY_URL, t)).status, 202);
-    await settledMetrics();
 });
 
 test("long polling: a poll answered after waiting still carries the CORS headers of its request", async () => {
