@@ -60,6 +60,8 @@ void config_init(struct relay_config *cfg)
     cfg->client_timeout_ms = 30000;
     cfg->handshake_timeout_ms = 15000;
     cfg->negotiate_ttl_ms = 15000;
+    cfg->disconnect_timeout_ms = 15000;
+    cfg->long_poll_timeout_ms = 90000;
     cfg->backend_timeout_ms = 10000;
     cfg->drain_timeout_ms = 30000;
     cfg->probe_interval_ms = 5000;
@@ -399,6 +401,8 @@ static enum config_result apply_setting(struct relay_config *cfg, const char *na
         return parse_seconds("--probe-interval", value, &cfg->probe_interval_ms, err, err_len);
     }
     if (strcmp(name, "drain-timeout") == 0) return parse_seconds("--drain-timeout", value, &cfg->drain_timeout_ms, err, err_len);
+    if (strcmp(name, "disconnect-timeout") == 0) return parse_seconds("--disconnect-timeout", value, &cfg->disconnect_timeout_ms, err, err_len);
+    if (strcmp(name, "long-poll-timeout") == 0) return parse_seconds("--long-poll-timeout", value, &cfg->long_poll_timeout_ms, err, err_len);
     if (strcmp(name, "backend-timeout") == 0) return parse_seconds("--backend-timeout", value, &cfg->backend_timeout_ms, err, err_len);
     if (strcmp(name, "max-message-size") == 0) return parse_size("--max-message-size", value, &cfg->max_message_bytes, err, err_len);
     if (strcmp(name, "max-client-message-size") == 0)
@@ -731,6 +735,9 @@ void config_print_help(FILE *out)
 "  --client-timeout S        close a client silent for S seconds, once it has pinged (30)\n"
 "  --handshake-timeout S     close a client that sent no handshake within S seconds (15)\n"
 "  --negotiate-timeout S     forget a negotiated connection not used within S seconds (15)\n"
+"  --disconnect-timeout S    end a Server-Sent Events or long-polling client that has had no\n"
+"                            poll or stream for S seconds (15)\n"
+"  --long-poll-timeout S     answer a long poll empty after S seconds without data (90)\n"
 "  --backend-timeout S       answer a negotiate 504 when its backend has not answered within\n"
 "                            S seconds, and fail a backend WebSocket not open by then (10)\n"
 "  --probe-interval S        open (and close) a TCP connection to every backend instance every\n"

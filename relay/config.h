@@ -61,6 +61,8 @@ struct relay_config {
     unsigned client_timeout_ms;   /* Core client timeout (30 s) */
     unsigned handshake_timeout_ms;/* Core handshake timeout (15 s) */
     unsigned negotiate_ttl_ms;    /* unused negotiate tokens expire (15 s) */
+    unsigned disconnect_timeout_ms; /* Core SSE/long polling: a client without a poll or stream is gone (15 s) */
+    unsigned long_poll_timeout_ms;  /* Core long polling: an empty poll is answered after this (90 s) */
     unsigned probe_interval_ms;   /* TCP connect to every backend instance this often (5 s); 0: off */
     unsigned drain_timeout_ms;    /* links to a backend instance removed by a reload end after this (30 s) */
     unsigned backend_timeout_ms;  /* a backend's answer (negotiate, WebSocket upgrade) may take this long (10 s) */

@@ -116,7 +116,7 @@ static void accept_backend_reply(struct negotiation *n, const struct backend_pin
             .version = n->client_version,
             .connection_id = span_from_cstr(n->backend_connection_id),
             .connection_token = span_from_cstr(n->token),
-            .transports = NEGOTIATE_TRANSPORT_WEBSOCKETS,
+            .transports = NEGOTIATE_TRANSPORT_ALL,
         };
         if (!n->backend_connection_id || !n->backend_token || !minted ||
             negotiate_encode_response(&reply, &out, NULL) != PROTO_OK ||

@@ -30,7 +30,8 @@ static void close_after_flush(struct core_session *s);
 static void queue_to_client(struct core_session *s, struct wsmsg *m)
 {
     s->last_sent_ms = clock_now_ms();
-    wsmsg_send(s->wsi, &s->to_client, m);
+    msg_queue_push(&s->to_client, m);
+    s->transport->kick(s);
     if (!s->hub_paused && s->channel && s->to_client.bytes > s->loop->cfg->max_buffered_bytes) {
         s->hub_paused = true;
         s->loop->stats.flow_control_pauses++;
@@ -65,9 +66,8 @@ static void close_after_flush(struct core_session *s)
         hub_channel_close(s->channel, NULL);
         s->channel = NULL;
     }
-    wsmsg_resume_reading(s->wsi, &s->client_paused);
-    if (s->wsi)
-        lws_callback_on_writable(s->wsi);
+    s->transport->pause_reading(s, false);
+    s->transport->closing(s);
 }
 
 /* The handshake response a server gives when it refuses: {"error":"..."} + RS. */
@@ -136,6 +136,8 @@ static uint32_t random_u32(void)
 
 static void core_arm_keepalive(struct core_session *s, uint64_t from)
 {
+    if (!s->transport->pings)
+        return;
     loop_timer_schedule(s->loop, &s->keepalive_timer, from + s->loop->cfg->keepalive_ms);
 }
 
@@ -266,10 +268,20 @@ static void inspect_hub_message(struct core_session *s, const struct wsmsg *m)
         s->hub_sent_close = true;
 }
 
+/* The hub's pings over the backend WebSocket: a transport without pings
+ * (long polling) does not carry them, as the server sends none on it. */
+static bool only_pings(const struct core_session *s, const struct wsmsg *m)
+{
+    unsigned kinds = 0;
+    return !s->transport->pings && s->handshake_answered && m->len > 0 &&
+           core_peek_kinds(is_binary(s), (const char *)m->payload, m->len, &kinds, NULL) == PROTO_OK &&
+           kinds == CORE_KIND_BIT(HUB_MSG_PING);
+}
+
 static void hub_message(void *owner, struct wsmsg *msg)
 {
     struct core_session *s = owner;
-    if (s->state == CORE_CLOSING) {
+    if (s->state == CORE_CLOSING || only_pings(s, msg)) {
         wsmsg_free(msg);
         return;
     }
@@ -295,7 +307,7 @@ static void hub_ended(void *owner, const char *why)
 static void hub_drained(void *owner)
 {
     struct core_session *s = owner;
-    wsmsg_resume_reading(s->wsi, &s->client_paused);
+    s->transport->pause_reading(s, false);
 }
 
 static const struct hub_channel_ops core_channel_ops = {
@@ -312,7 +324,7 @@ static const struct hub_channel_ops core_channel_ops = {
 static void after_send(struct core_session *s, enum hub_send_result r)
 {
     if (r == HUB_SEND_FULL)
-        wsmsg_pause_reading(s->wsi, &s->client_paused, s->loop);
+        s->transport->pause_reading(s, true);
 }
 
 static void forward_to_hub(struct core_session *s, struct wsmsg *m)
@@ -328,7 +340,7 @@ static void forward_to_hub(struct core_session *s, struct wsmsg *m)
 static void watch_for_first_ping(struct core_session *s, const char *data, size_t len)
 {
     unsigned kinds = 0;
-    if (len == 0 || core_peek_kinds(is_binary(s), data, len, &kinds, NULL) != PROTO_OK ||
+    if (len == 0 || !s->transport->pings || core_peek_kinds(is_binary(s), data, len, &kinds, NULL) != PROTO_OK ||
         !(kinds & CORE_KIND_BIT(HUB_MSG_PING)))
         return;
     s->client_pinged = true;
@@ -367,6 +379,13 @@ static void handle_handshake_bytes(struct core_session *s, struct wsmsg *m)
         fail_handshake(s, text.data);
     } else if (!hub_protocol_version_supported(s->protocol, req.version)) {
         handshake_text_version_unsupported(&text, req.protocol, req.version);
+        buf_append_byte(&text, '\0');
+        fail_handshake(s, text.data);
+    } else if (s->transport->kind == CORE_TRANSPORT_SSE && is_binary(s)) {
+        /* The server's words: SSE carries text only. */
+        buf_append_cstr(&text, "Cannot use the '");
+        buf_append_span(&text, req.protocol);
+        buf_append_cstr(&text, "' protocol on the current transport. The transport does not support 'Binary' transfer format.");
         buf_append_byte(&text, '\0');
         fail_handshake(s, text.data);
     } else if (s->hub_failure || !s->channel) {
@@ -431,14 +450,70 @@ int core_session_receive(struct core_session *s, const void *in, size_t len)
     return 0;
 }
 
-int core_session_writeable(struct core_session *s)
+void core_session_sent(struct core_session *s)
 {
-    if (!wsmsg_flush(s->wsi, &s->to_client))
-        return -1;
     if (s->hub_paused && s->channel && s->to_client.bytes <= s->loop->cfg->max_buffered_bytes / 2) {
         s->hub_paused = false;
         hub_channel_pause(s->channel, false);
     }
+}
+
+/* The body of a POST (SSE, long polling): whole messages, in the client's
+ * protocol once the handshake chose it. */
+void core_session_client_data(struct core_session *s, const void *data, size_t len)
+{
+    s->last_received_ms = clock_now_ms();
+    if (len == 0)
+        return;
+    struct wsmsg *m = wsmsg_copy(data, len, s->state == CORE_OPEN && is_binary(s));
+    if (m) {
+        handle_client_message(s, m);
+        return;
+    }
+    s->loop->stats.out_of_memory_closes++;
+    if (s->state == CORE_OPEN)
+        close_with_error(s, "Connection closed with an error. The relay ran out of memory.", true);
+    else
+        fail_handshake(s, HANDSHAKE_TEXT_CANCELED);
+}
+
+/* ---------------------------------------------------- WebSocket transport */
+
+static void ws_kick(struct core_session *s)
+{
+    /* At once when nothing is ahead of it (see wsmsg_send); the queue holds the rest. */
+    struct wsmsg *m = s->to_client.count == 1 ? msg_queue_pop(&s->to_client) : NULL;
+    if (m)
+        wsmsg_send(s->wsi, &s->to_client, m);
+}
+
+static void ws_pause_reading(struct core_session *s, bool paused)
+{
+    if (paused)
+        wsmsg_pause_reading(s->wsi, &s->client_paused, s->loop);
+    else
+        wsmsg_resume_reading(s->wsi, &s->client_paused);
+}
+
+static void ws_closing(struct core_session *s)
+{
+    if (s->wsi)
+        lws_callback_on_writable(s->wsi);
+}
+
+static const struct core_transport ws_transport = {
+    .kind = CORE_TRANSPORT_WEBSOCKETS,
+    .pings = true,
+    .kick = ws_kick,
+    .pause_reading = ws_pause_reading,
+    .closing = ws_closing,
+};
+
+int core_session_writeable(struct core_session *s)
+{
+    if (!wsmsg_flush(s->wsi, &s->to_client))
+        return -1;
+    core_session_sent(s);
     if (s->state == CORE_CLOSING && msg_queue_is_empty(&s->to_client) && !lws_partial_buffered(s->wsi)) {
         lws_close_reason(s->wsi, LWS_CLOSE_STATUS_NORMAL, NULL, 0);
         return -1;
@@ -448,10 +523,35 @@ int core_session_writeable(struct core_session *s)
 
 /* ------------------------------------------------------------- lifecycle */
 
-void core_sessions_init(struct core_sessions *table, struct loop *loop)
+void core_sessions_init(struct core_sessions *table, struct loop *loop, const uint8_t seed[DICT_SEED_LEN])
 {
     list_init_head(&table->all);
+    dict_init(&table->by_token, seed);
     table->loop = loop;
+}
+
+/* Before the lws context goes: the sessions no WebSocket holds (SSE, long
+ * polling) are freed here; the WebSocket ones go with their wsi. */
+void core_sessions_free(struct core_sessions *table)
+{
+    struct list_node *n = table->all.next;
+    while (n != &table->all) {
+        struct core_session *s = list_container_of(n, struct core_session, link);
+        n = n->next;
+        if (s->transport->kind != CORE_TRANSPORT_WEBSOCKETS) {
+            core_session_client_gone(s);
+        } else if (s->in_table) { /* it goes later, with its wsi */
+            dict_remove(&table->by_token, &s->by_token);
+            s->in_table = false;
+        }
+    }
+    dict_free(&table->by_token);
+}
+
+struct core_session *core_sessions_find(struct core_sessions *table, const char *token)
+{
+    struct dict_entry *e = dict_find(&table->by_token, span_from_cstr(token));
+    return e ? list_container_of(e, struct core_session, by_token) : NULL;
 }
 
 void core_sessions_shutdown(struct core_sessions *table)
@@ -515,6 +615,8 @@ static struct hub_client_copy *client_copy_capture(struct lws *wsi, struct negot
     return c;
 }
 
+static void core_disconnect_due(struct timer_entry *e);
+
 struct core_session *core_session_create(struct core_sessions *table, struct lws *wsi, struct hub_endpoint *endpoint,
                                          struct negotiation *negotiation, const struct core_session_identity *identity)
 {
@@ -528,7 +630,9 @@ struct core_session *core_session_create(struct core_sessions *table, struct lws
     }
     s->role = WSI_ROLE_CORE_SESSION;
     s->loop = table->loop;
+    s->table = table;
     s->wsi = wsi;
+    s->transport = &ws_transport;
     s->endpoint = endpoint;
     s->state = CORE_AWAIT_HANDSHAKE;
     s->protocol = HUB_PROTOCOL_JSON;
@@ -537,6 +641,7 @@ struct core_session *core_session_create(struct core_sessions *table, struct lws
     msg_queue_init(&s->to_client);
     timer_entry_init(&s->keepalive_timer, core_keepalive_due);
     timer_entry_init(&s->timeout_timer, core_timeout_due);
+    timer_entry_init(&s->disconnect_timer, core_disconnect_due);
     snprintf(s->connection_id, sizeof s->connection_id, "-");
     if (c->connection_id)
         snprintf(s->connection_id, sizeof s->connection_id, "%s", c->connection_id);
@@ -558,10 +663,56 @@ void core_session_established(struct core_session *s)
     open_channel(s);
 }
 
+struct core_session *core_session_create_http(struct core_sessions *table, struct lws *wsi,
+                                              struct hub_endpoint *endpoint, struct negotiation *negotiation,
+                                              const struct core_session_identity *identity,
+                                              const struct core_transport *transport, const char *token)
+{
+    struct core_session *s = core_session_create(table, wsi, endpoint, negotiation, identity);
+    if (!s)
+        return NULL;
+    s->wsi = NULL;
+    s->transport = transport;
+    if (!core_session_register(s, token)) {
+        core_session_destroy(s);
+        return NULL;
+    }
+    core_session_established(s);
+    return s;
+}
+
+bool core_session_register(struct core_session *s, const char *token)
+{
+    s->token = strdup(token);
+    if (!s->token || dict_insert(&s->table->by_token, &s->by_token, span_from_cstr(s->token)) != DICT_OK)
+        return false;
+    s->in_table = true;
+    return true;
+}
+
+/* The disconnect timeout (core_http.c arms it): the client's transport is gone for good. */
+static void core_disconnect_due(struct timer_entry *e)
+{
+    struct core_session *s = list_container_of(e, struct core_session, disconnect_timer);
+    if (s->transport->timer_due)
+        s->transport->timer_due(s);
+}
+
+void core_session_client_gone(struct core_session *s)
+{
+    if (s->transport->detach)
+        s->transport->detach(s);
+    core_session_destroy(s);
+}
+
 void core_session_destroy(struct core_session *s)
 {
     timer_cancel(&s->keepalive_timer);
     timer_cancel(&s->timeout_timer);
+    timer_cancel(&s->disconnect_timer);
+    if (s->in_table)
+        dict_remove(&s->table->by_token, &s->by_token);
+    free(s->token);
     if (s->channel)
         hub_channel_close(s->channel, NULL);
     msg_queue_clear(&s->to_client);

@@ -1,4 +1,4 @@
-/* core_session.h - one ASP.NET Core SignalR client on a WebSocket, connected to its hub through a hub channel.
+/* core_session.h - one ASP.NET Core SignalR client, whatever transport carries it, connected to its hub through a hub channel.
  *
  * The session owns the client's side (its wsi's queue of outgoing messages,
  * the handshake it is waiting for, its timers) and its hub channel
@@ -10,8 +10,17 @@
  * keepalive interval, the client timeout, and a Close message when the
  * hub channel is lost.
  *
- * Lifetime: created when the upgrade is accepted (core_session_create),
- * destroyed exactly once when lws destroys the client's wsi. */
+ * Transports (struct core_transport): the session writes toward its client
+ * through a small interface: a WebSocket (here), a Server-Sent Events stream
+ * (relay/core_sse.c) or a long-poll queue (relay/core_longpoll.c); the
+ * client's bytes come in through core_session_receive (WebSocket frames) or
+ * core_session_client_data (the body of a POST). Toward the hub channel the
+ * session is the same whatever the transport.
+ *
+ * Lifetime: WebSocket: created when the upgrade is accepted
+ * (core_session_create), destroyed exactly once when lws destroys the
+ * client's wsi. SSE and long polling: created by the first GET
+ * (core_session_create_http), destroyed by their transport (relay/core_http.c). */
 #ifndef SR_CORE_SESSION_H
 #define SR_CORE_SESSION_H
 
@@ -20,6 +29,7 @@
 #include <stdint.h>
 
 #include "containers/buf.h"
+#include "containers/dict.h"
 #include "containers/list.h"
 #include "containers/timer_wheel.h"
 #include "protocol/handshake.h"
@@ -30,14 +40,40 @@
 #include "relay/wsmsg.h"
 
 struct negotiation;
+struct core_session;
 
-/* Every live Core session, for shutdown. */
+/* Every live Core session, for shutdown; those an HTTP transport carries
+ * also by the token their requests name (id=). */
 struct core_sessions {
     struct list_node all;
+    struct dict by_token;
     struct loop *loop;
 };
 
-void core_sessions_init(struct core_sessions *table, struct loop *loop);
+void core_sessions_init(struct core_sessions *table, struct loop *loop, const uint8_t seed[DICT_SEED_LEN]);
+void core_sessions_free(struct core_sessions *table);
+/* The session an HTTP transport carries for token, or NULL. */
+struct core_session *core_sessions_find(struct core_sessions *table, const char *token);
+
+enum core_transport_kind { CORE_TRANSPORT_WEBSOCKETS, CORE_TRANSPORT_SSE, CORE_TRANSPORT_LONG_POLLING };
+
+/* How a session reaches its client. Messages toward the client go on
+ * s->to_client (the session counts its bytes for flow control); the
+ * transport writes them out and calls core_session_sent after each write. */
+struct core_transport {
+    enum core_transport_kind kind;
+    bool pings; /* the relay sends keepalive pings and runs the client timeout (not long polling) */
+    /* m was queued on s->to_client: get it moving. */
+    void (*kick)(struct core_session *s);
+    /* Stops (true) or resumes (false) taking what the client sends. */
+    void (*pause_reading)(struct core_session *s, bool paused);
+    /* The session entered CORE_CLOSING: let s->to_client out, then end. */
+    void (*closing)(struct core_session *s);
+    /* SSE and long polling (NULL for WebSockets): the session is being freed
+     * and lets go of its requests; its disconnect_timer fired. */
+    void (*detach)(struct core_session *s);
+    void (*timer_due)(struct core_session *s);
+};
 /* Relay shutdown: a Close with allowReconnect to every session (so the
  * client reconnects, to another relay instance if there is one), then the
  * sockets close. */
@@ -57,7 +93,9 @@ struct core_session {
     enum wsi_role role;                /* WSI_ROLE_CORE_SESSION */
     struct list_node link;             /* in core_sessions.all */
     struct loop *loop;
-    struct lws *wsi;
+    struct core_sessions *table;
+    struct lws *wsi;                   /* the WebSocket; NULL for SSE and long polling */
+    const struct core_transport *transport;
     struct hub_endpoint *endpoint;
     enum core_session_state state;
     enum hub_protocol protocol;
@@ -85,6 +123,16 @@ struct core_session {
     bool client_paused;                /* we stopped reading the client (the hub side is slow) */
     bool hub_paused;                   /* we paused the channel (the client is slow) */
     char connection_id[48];            /* for logs: the hub's id, or "-" */
+
+    /* SSE and long polling (relay/core_http.c): the token the requests carry,
+     * the request that is streaming or polling now, the disconnect timer. */
+    struct dict_entry by_token;
+    bool in_table;
+    char *token;                        /* owned */
+    struct core_http_request *request;  /* the SSE stream or the pending poll, or NULL */
+    struct core_http_post *post_held;   /* a POST whose answer waits for `drained` */
+    struct timer_entry disconnect_timer;/* LP: between polls; the poll timeout while one waits */
+    bool first_poll_done;
 };
 
 /* Service mode: who the client is, as the relay verified it before the
@@ -106,5 +154,27 @@ void core_session_established(struct core_session *s);
 int core_session_receive(struct core_session *s, const void *in, size_t len);
 int core_session_writeable(struct core_session *s);
 void core_session_destroy(struct core_session *s);
+
+/* SSE and long polling: a session for the request on wsi (its headers and
+ * query are what the hub channel is opened with), carried by transport and
+ * known by token from now on; it starts at once (core_session_established). */
+struct core_session *core_session_create_http(struct core_sessions *table, struct lws *wsi,
+                                              struct hub_endpoint *endpoint, struct negotiation *negotiation,
+                                              const struct core_session_identity *identity,
+                                              const struct core_transport *transport, const char *token);
+/* Makes s known by token (a WebSocket's negotiated id=), so that requests
+ * naming it get the server's answers (405, 409) rather than 404. False when out of memory. */
+bool core_session_register(struct core_session *s, const char *token);
+/* The body of one POST: one or more whole messages from the client. */
+void core_session_client_data(struct core_session *s, const void *data, size_t len);
+/* The transport wrote some of s->to_client: resumes the hub when below half the mark. */
+void core_session_sent(struct core_session *s);
+/* The client went away (SSE stream closed, long polling deleted or timed out):
+ * the hub hears the end and the session is freed. */
+void core_session_client_gone(struct core_session *s);
+static inline bool core_session_done(const struct core_session *s)
+{
+    return s->state == CORE_CLOSING && msg_queue_is_empty(&s->to_client);
+}
 
 #endif

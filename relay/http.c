@@ -407,3 +407,60 @@ int http_respond_preflight(const struct relay_config *cfg, struct lws *wsi)
         return -1;
     return finish_transaction(wsi);
 }
+
+int http_respond_stream_headers(const struct relay_config *cfg, struct lws *wsi, const char *content_type)
+{
+    unsigned char headers[LWS_PRE + 2048];
+    unsigned char *start = headers + LWS_PRE, *p = start, *end = headers + sizeof headers - 1;
+    if (lws_add_http_common_headers(wsi, 200, content_type, LWS_ILLEGAL_HTTP_CONTENT_LEN, &p, end) ||
+        lws_add_http_header_by_name(wsi, (const unsigned char *)"cache-control:",
+                                    HEADER_VALUE("no-cache,no-store"), &p, end) ||
+        lws_add_http_header_by_name(wsi, (const unsigned char *)"pragma:", HEADER_VALUE("no-cache"), &p, end) ||
+        lws_add_http_header_by_name(wsi, (const unsigned char *)"content-encoding:", HEADER_VALUE("identity"), &p,
+                                    end) ||
+        !http_add_cors_headers(cfg, wsi, &p, end) || lws_finalize_write_http_header(wsi, start, &p, end))
+        return -1;
+    return 0;
+}
+
+void http_answer_capture(const struct relay_config *cfg, struct lws *wsi, struct http_answer_ctx *ctx)
+{
+    ctx->allowed_origin = http_allowed_origin(cfg, wsi, ctx->origin, sizeof ctx->origin);
+    ctx->closes = response_closes_connection(wsi);
+}
+
+int http_respond_captured(const struct http_answer_ctx *ctx, struct lws *wsi, unsigned status,
+                          const char *content_type, const char *body, size_t body_len)
+{
+    unsigned char headers[LWS_PRE + 2048];
+    unsigned char *start = headers + LWS_PRE, *p = start, *end = headers + sizeof headers - 1;
+    if (lws_add_http_common_headers(wsi, status, content_type, (lws_filepos_t)body_len, &p, end) ||
+        lws_add_http_header_by_name(wsi, (const unsigned char *)"cache-control:",
+                                    HEADER_VALUE("no-cache"), &p, end) ||
+        lws_add_http_header_by_name(wsi, (const unsigned char *)"x-content-type-options:",
+                                    HEADER_VALUE("nosniff"), &p, end) ||
+        (ctx->allowed_origin &&
+         (lws_add_http_header_by_name(wsi, (const unsigned char *)"access-control-allow-origin:",
+                                      (const unsigned char *)ctx->origin, (int)strlen(ctx->origin), &p, end) ||
+          lws_add_http_header_by_name(wsi, (const unsigned char *)"access-control-allow-credentials:",
+                                      HEADER_VALUE("true"), &p, end) ||
+          lws_add_http_header_by_name(wsi, (const unsigned char *)"vary:", HEADER_VALUE("Origin"), &p, end))) ||
+        (ctx->closes &&
+         lws_add_http_header_by_name(wsi, (const unsigned char *)"connection:", HEADER_VALUE("close"), &p, end)) ||
+        lws_finalize_write_http_header(wsi, start, &p, end))
+        return -1;
+    if (body_len > 0) {
+        struct buf copy;
+        buf_init(&copy);
+        if (!buf_reserve(&copy, LWS_PRE + body_len)) {
+            buf_free(&copy);
+            return -1;
+        }
+        memcpy(copy.data + LWS_PRE, body, body_len);
+        int written = lws_write(wsi, (unsigned char *)copy.data + LWS_PRE, body_len, LWS_WRITE_HTTP_FINAL);
+        buf_free(&copy);
+        if (written < (int)body_len)
+            return -1;
+    }
+    return finish_transaction(wsi);
+}

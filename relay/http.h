@@ -103,6 +103,25 @@ int http_refuse_upgrade(const struct relay_config *cfg, struct lws *wsi, unsigne
  * Works for a plain request and for a refused WebSocket upgrade alike. */
 int http_respond_and_close(const struct relay_config *cfg, struct lws *wsi, unsigned status, const char *text);
 
+/* Writes the headers of a 200 whose body follows in pieces for as long as
+ * the connection lasts (Core Server-Sent Events): no Content-Length,
+ * no caching, CORS as http_respond. Returns what the lws callback should return. */
+int http_respond_stream_headers(const struct relay_config *cfg, struct lws *wsi, const char *content_type);
+
+/* What answering a request later needs of its headers (CORS, whether the
+ * connection closes after it), so that the headers can go back to lws' pool
+ * while the answer waits: a Core long poll holds them for up to 90 s, which
+ * was most of an idle long-polling client's memory. */
+struct http_answer_ctx {
+    char origin[256];
+    bool allowed_origin;
+    bool closes;
+};
+void http_answer_capture(const struct relay_config *cfg, struct lws *wsi, struct http_answer_ctx *ctx);
+/* http_respond for a request whose headers were captured (and may be detached). */
+int http_respond_captured(const struct http_answer_ctx *ctx, struct lws *wsi, unsigned status,
+                          const char *content_type, const char *body, size_t body_len);
+
 /* Answers a CORS preflight (OPTIONS) from an allowed origin with 204, or 403 otherwise. */
 int http_respond_preflight(const struct relay_config *cfg, struct lws *wsi);
 

@@ -35,6 +35,8 @@ struct relay_stats {
     uint64_t out_of_memory_closes;  /* connections closed because a message could not be queued */
     uint64_t legacy_sessions_active;
     uint64_t legacy_negotiations;
+    uint64_t core_polls_waiting;    /* Core long polls held open */
+    uint64_t core_streams_open;     /* Core SSE streams */
 };
 
 struct loop {

@@ -10,6 +10,7 @@
 
 #include "relay/backend.h"
 #include "relay/clock.h"
+#include "relay/core_http.h"
 #include "relay/core_negotiate.h"
 #include "relay/core_session.h"
 #include "relay/http.h"
@@ -153,6 +154,37 @@ static int admin_callback(struct lws *wsi, enum lws_callback_reasons reason, voi
     return served ? rc : respond_text(relay, wsi, 404, "Not Found");
 }
 
+/* Proxy mode: the first SSE GET or poll of a negotiated token starts its session. */
+struct proxy_opener_arg {
+    struct relay *relay;
+    const struct hub_route *hub;
+};
+
+static struct core_session *proxy_open_http(void *arg, struct lws *wsi, const char *token,
+                                            const struct core_transport *transport, unsigned *status,
+                                            const char **text)
+{
+    struct proxy_opener_arg *a = arg;
+    struct relay *relay = a->relay;
+    struct negotiation *n = core_negotiation_take(&relay->negotiations, token);
+    if (n && strcasecmp(n->hub->name, a->hub->name) != 0) { /* by name: a reload may have come between */
+        core_negotiation_free(n);
+        n = NULL;
+    }
+    *status = 404;
+    *text = "No Connection with that ID";
+    if (!n)
+        return NULL;
+    struct core_session *s = core_session_create_http(&relay->sessions, wsi,
+                                                      &relay->endpoints[a->hub - relay->loop.cfg->hubs].base, n, NULL,
+                                                      transport, token);
+    if (!s) {
+        *status = 500;
+        *text = "out of memory";
+    }
+    return s;
+}
+
 static int route_http(struct relay *relay, struct lws *wsi)
 {
     char path[1024];
@@ -173,7 +205,7 @@ static int route_http(struct relay *relay, struct lws *wsi)
     }
     const char *client_suffix = service_route(relay, path, "/client");
     if (client_suffix)
-        return service_client_http(&relay->service, wsi, client_suffix);
+        return service_client_http(&relay->service, &relay->sessions, wsi, client_suffix);
     if (service_route(relay, path, "/server"))
         return respond_text(relay, wsi, 400, "App server connections are WebSockets.");
     const char *legacy_suffix = legacy_route(relay->loop.cfg, path);
@@ -187,7 +219,11 @@ static int route_http(struct relay *relay, struct lws *wsi)
         return http_respond_preflight(relay->loop.cfg, wsi);
     if (negotiate)
         return method == HTTP_POST ? core_negotiate_begin(&relay->negotiations, wsi, hub) : respond_text(relay, wsi, 405, "");
-    return refuse_http_transport(relay, wsi, method);
+    if (hub->app_negotiate) /* app-negotiate hubs: clients connect at /client/ */
+        return refuse_http_transport(relay, wsi, method);
+    struct proxy_opener_arg arg = { relay, hub };
+    struct core_http_opener opener = { proxy_open_http, &arg };
+    return core_http_handle(&relay->sessions, wsi, &opener);
 }
 
 /* lws' receive buffer per WebSocket (--ws-read-buffer), and the larger one of service mode's
@@ -252,21 +288,36 @@ static int confirm_upgrade(struct relay *relay, struct lws *wsi)
         buf_free(&id);
         return -1;
     }
-    if (found == HTTP_ARG_FOUND && id.len > 0) {
+    bool has_id = found == HTTP_ARG_FOUND && id.len > 0;
+    if (has_id) {
         /* Read whole, however long: an id no negotiate gave out is refused, never taken for none. */
         n = core_negotiation_take(&relay->negotiations, id.data);
-        buf_free(&id);
         if (n && strcasecmp(n->hub->name, hub->name) != 0) { /* by name: a reload may have come between */
             core_negotiation_free(n);
             n = NULL;
         }
-        if (!n)
-            return http_refuse_upgrade(relay->loop.cfg, wsi, 404, "No Connection with that ID");
+        struct core_session *live = n ? NULL : core_sessions_find(&relay->sessions, id.data);
+        int refused = 0;
+        if (live) /* as the server: a second WebSocket 409, another transport's connection 400 */
+            refused = live->transport->kind == CORE_TRANSPORT_WEBSOCKETS
+                          ? http_refuse_upgrade(relay->loop.cfg, wsi, 409, "")
+                          : http_refuse_upgrade(relay->loop.cfg, wsi, 400, "Cannot change transports mid-connection");
+        else if (!n)
+            refused = http_refuse_upgrade(relay->loop.cfg, wsi, 404, "No Connection with that ID");
+        if (live || !n) {
+            buf_free(&id);
+            return refused;
+        }
     }
-    buf_free(&id);
     struct core_session *s = core_session_create(&relay->sessions, wsi, &relay->endpoints[hub - relay->loop.cfg->hubs].base, n, NULL);
+    bool registered = s && (!has_id || core_session_register(s, id.data));
+    buf_free(&id);
     if (!s)
         return -1;
+    if (!registered) {
+        core_session_destroy(s);
+        return -1;
+    }
     lws_set_opaque_user_data(wsi, s);
     return 0;
 }
@@ -297,6 +348,8 @@ static void detach_and_destroy(struct lws *wsi, void *owner)
     case WSI_ROLE_BACKEND_NEGOTIATE:
     case WSI_ROLE_BACKEND_LINK: backend_wsi_destroyed(owner); break;
     case WSI_ROLE_SERVICE_SERVER: service_server_destroy(owner); break;
+    case WSI_ROLE_CORE_HTTP:
+    case WSI_ROLE_CORE_POST: core_http_closed(owner); break;
     case WSI_ROLE_NONE: break;
     }
 }
@@ -317,9 +370,20 @@ static int server_callback(struct lws *wsi, enum lws_callback_reasons reason, vo
             return core_negotiate_write_reply(owner, wsi);
         if (role_of(owner) == WSI_ROLE_LEGACY_START)
             return legacy_start_writeable(owner, wsi);
+        if (role_of(owner) == WSI_ROLE_CORE_HTTP || role_of(owner) == WSI_ROLE_CORE_POST)
+            return core_http_writeable(owner, wsi);
+        return 0;
+    case LWS_CALLBACK_HTTP_BODY:
+        if (role_of(owner) == WSI_ROLE_CORE_POST)
+            return core_http_body(owner, in, len);
+        return 0;
+    case LWS_CALLBACK_HTTP_BODY_COMPLETION:
+        if (role_of(owner) == WSI_ROLE_CORE_POST)
+            return core_http_body_done(owner, wsi);
         return 0;
     case LWS_CALLBACK_CLOSED_HTTP:
-        if (role_of(owner) == WSI_ROLE_NEGOTIATION || role_of(owner) == WSI_ROLE_LEGACY_START)
+        if (role_of(owner) == WSI_ROLE_NEGOTIATION || role_of(owner) == WSI_ROLE_LEGACY_START ||
+            role_of(owner) == WSI_ROLE_CORE_HTTP || role_of(owner) == WSI_ROLE_CORE_POST)
             detach_and_destroy(wsi, owner);
         return 0;
     case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
@@ -433,7 +497,6 @@ int relay_start(struct relay *relay, const struct relay_config *cfg)
     loop_init(&relay->loop, cfg);
     static const uint8_t unseeded[DICT_SEED_LEN];
     listener_init(&relay->listener, &relay->loop, unseeded); /* seeded below, once there is a seed */
-    core_sessions_init(&relay->sessions, &relay->loop);
     if (!tls_front_init(&relay->tls, cfg))
         return -1;
     if (RAND_bytes(relay->dict_seed, sizeof relay->dict_seed) != 1) {
@@ -441,6 +504,7 @@ int relay_start(struct relay *relay, const struct relay_config *cfg)
         return -1;
     }
     listener_init(&relay->listener, &relay->loop, relay->dict_seed);
+    core_sessions_init(&relay->sessions, &relay->loop, relay->dict_seed);
     core_negotiations_init(&relay->negotiations, &relay->loop, &relay->backends, relay->dict_seed);
     if (!service_init(&relay->service, &relay->loop, relay->dict_seed)) {
         log_error("relay: out of memory or randomness");
@@ -699,6 +763,8 @@ void relay_destroy(struct relay *relay)
     timer_cancel(&relay->lws_wake_timer); /* unarmed (zeroed) if relay_start failed early */
     legacy_table_free(&relay->legacy);
     listener_close(&relay->listener);
+    if (relay->sessions.loop)
+        core_sessions_free(&relay->sessions);
     loop_destroy(&relay->loop); /* closes every connection through the callbacks */
     listener_free(&relay->listener);
     tls_front_free(&relay->tls);
@@ -774,6 +840,9 @@ static void relay_render_metrics(struct relay *relay, struct buf *out)
         (unsigned long long)relay->listener.stats.accept_pauses,
         (unsigned long long)relay->listener.stats.unidentified_closed, connection_timers(relay),
         (unsigned long long)relay->refusals.total);
+    buf_append(out, text, n > 0 ? (size_t)n : 0);
+    n = snprintf(text, sizeof text, "signalr_relay_core_polls_waiting %llu\nsignalr_relay_core_streams_open %llu\n",
+                 (unsigned long long)s->core_polls_waiting, (unsigned long long)s->core_streams_open);
     buf_append(out, text, n > 0 ? (size_t)n : 0);
     backend_pools_render_metrics(&relay->backends.pools, clock_now_ms(), out);
     service_render_metrics(&relay->service, out);

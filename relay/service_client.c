@@ -9,6 +9,7 @@
 #include "hub/conn_token.h"
 #include "hub/service_token.h"
 #include "protocol/negotiate.h"
+#include "relay/core_http.h"
 #include "relay/http.h"
 #include "relay/log.h"
 
@@ -80,7 +81,7 @@ static int negotiate(struct service *svc, struct lws *wsi)
         buf_init(&token);
         struct span hubs[1] = { span_from_cstr(hub->key) };
         struct span user = span_is_set(t.user_id) ? t.user_id : SPAN_LIT("");
-        struct negotiate_reply reply = { .version = version, .transports = NEGOTIATE_TRANSPORT_WEBSOCKETS };
+        struct negotiate_reply reply = { .version = version, .transports = NEGOTIATE_TRANSPORT_ALL };
         if (version == 0 ? conn_id_mint_signed(&svc->token_key, hubs[0], user, (uint64_t)service_unix_now(), id)
                          : conn_id_generate(id) &&
                                conn_token_mint(&svc->token_key, span_from_cstr(id), user, hubs, 1,
@@ -101,16 +102,6 @@ static int negotiate(struct service *svc, struct lws *wsi)
     return rc;
 }
 
-int service_client_http(struct service *svc, struct lws *wsi, const char *suffix)
-{
-    const struct relay_config *cfg = svc->loop->cfg;
-    enum http_method method = http_request_method(wsi);
-    if (method == HTTP_OPTIONS)
-        return http_respond_preflight(cfg, wsi);
-    if (strcmp(suffix, "/negotiate") == 0 || strcmp(suffix, "/negotiate/") == 0)
-        return method == HTTP_POST ? negotiate(svc, wsi) : http_respond_text(cfg, wsi, 405, "");
-    return http_respond_text(cfg, wsi, 404, "Only the WebSockets transport is served.");
-}
 
 /* The claims of a verified token as hub_claims (NUL-terminated copies in *storage). */
 static struct hub_claim *claims_of(const struct svc_token *t, char **storage)
@@ -142,7 +133,12 @@ static struct hub_claim *claims_of(const struct svc_token *t, char **storage)
     return claims;
 }
 
-int service_client_confirm(struct service *svc, struct core_sessions *sessions, struct lws *wsi)
+/* A client connection request (the WebSocket upgrade, or the first SSE GET
+ * or poll): its JWT for the hub, and the relay's own token from negotiate
+ * (id=, for this hub and this user, not stale). NULL with *status and *text
+ * set when refused; else the session, made by transport (NULL: a WebSocket). */
+static struct core_session *open_client(struct service *svc, struct core_sessions *sessions, struct lws *wsi,
+                                        const struct core_transport *transport, unsigned *status, const char **text)
 {
     const struct relay_config *cfg = svc->loop->cfg;
     struct service_hub *hub;
@@ -151,7 +147,9 @@ int service_client_confirm(struct service *svc, struct core_sessions *sessions, 
     svc_token_init(&t);
     if (!verify_client(svc, wsi, &hub, &t, &why)) {
         log_info("service: client connection refused: %s", why);
-        return http_refuse_upgrade(cfg, wsi, hub ? 401 : 404, hub ? "Unauthorized" : "Not Found");
+        *status = hub ? 401 : 404;
+        *text = hub ? "Unauthorized" : "Not Found";
+        return NULL;
     }
     /* The relay's own token from negotiate (v1), or the signed id it gave a v0 client: the id,
      * for this hub and this user, not stale. */
@@ -172,7 +170,9 @@ int service_client_confirm(struct service *svc, struct core_sessions *sessions, 
     if (!ok) {
         conn_token_claims_free(&ct);
         svc_token_free(&t);
-        return http_refuse_upgrade(cfg, wsi, 404, "No Connection with that ID");
+        *status = 404;
+        *text = "No Connection with that ID";
+        return NULL;
     }
     char id[CONN_ID_LEN + 1];
     memcpy(id, v0 ? token : ct.conn_id.ptr, CONN_ID_LEN);
@@ -180,19 +180,66 @@ int service_client_confirm(struct service *svc, struct core_sessions *sessions, 
     conn_token_claims_free(&ct);
     if (svc_hub_find_client(&hub->model, span_from_cstr(id))) {
         svc_token_free(&t);
-        return http_refuse_upgrade(cfg, wsi, 409, "The connection is already connected.");
+        *status = 409;
+        *text = "The connection is already connected.";
+        return NULL;
     }
     /* OpenConnection carries the claims with their long types (spec 3.6, appendix A.11). */
     svc_token_map_inbound(&t);
     char *storage = NULL;
     struct hub_claim *claims = claims_of(&t, &storage);
     struct core_session_identity identity = { id, claims, claims ? t.claim_count : 0 };
-    struct core_session *s = claims ? core_session_create(sessions, wsi, &hub->endpoint, NULL, &identity) : NULL;
+    struct core_session *s = NULL;
+    if (claims && transport)
+        s = core_session_create_http(sessions, wsi, &hub->endpoint, NULL, &identity, transport, token);
+    else if (claims)
+        s = core_session_create(sessions, wsi, &hub->endpoint, NULL, &identity);
     free(claims);
     free(storage);
     svc_token_free(&t);
+    *status = 500;
+    *text = "out of memory";
+    return s;
+}
+
+int service_client_confirm(struct service *svc, struct core_sessions *sessions, struct lws *wsi)
+{
+    unsigned status = 500;
+    const char *text = "";
+    struct core_session *s = open_client(svc, sessions, wsi, NULL, &status, &text);
     if (!s)
-        return -1;
+        return status == 500 ? -1 : http_refuse_upgrade(svc->loop->cfg, wsi, status, text);
     lws_set_opaque_user_data(wsi, s);
     return 0;
+}
+
+/* The first SSE GET or poll on /client/ (core_http.c's opener). */
+struct service_opener_arg {
+    struct service *svc;
+    struct core_sessions *sessions;
+};
+
+static struct core_session *open_http(void *arg, struct lws *wsi, const char *token,
+                                      const struct core_transport *transport, unsigned *status, const char **text)
+{
+    (void)token; /* open_client reads it again, with the JWT */
+    struct service_opener_arg *a = arg;
+    return open_client(a->svc, a->sessions, wsi, transport, status, text);
+}
+
+int service_client_http(struct service *svc, struct core_sessions *sessions, struct lws *wsi, const char *suffix)
+{
+    const struct relay_config *cfg = svc->loop->cfg;
+    enum http_method method = http_request_method(wsi);
+    if (method == HTTP_OPTIONS)
+        return http_respond_preflight(cfg, wsi);
+    if (strcmp(suffix, "/negotiate") == 0 || strcmp(suffix, "/negotiate/") == 0)
+        return method == HTTP_POST ? negotiate(svc, wsi) : http_respond_text(cfg, wsi, 405, "");
+    if (strcmp(suffix, "") != 0 && strcmp(suffix, "/") != 0)
+        return http_respond_text(cfg, wsi, 404, "Not Found");
+    /* Server-Sent Events and long polling: a known token is its session's;
+     * a new one is verified as the WebSocket upgrade is. */
+    struct service_opener_arg arg = { svc, sessions };
+    struct core_http_opener opener = { open_http, &arg };
+    return core_http_handle(sessions, wsi, &opener);
 }

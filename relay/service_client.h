@@ -22,8 +22,9 @@
 #include "relay/core_session.h"
 #include "relay/service.h"
 
-/* A plain HTTP request on /client/...; suffix is the path after "/client". */
-int service_client_http(struct service *svc, struct lws *wsi, const char *suffix);
+/* A plain HTTP request on /client/...: negotiate, or a Server-Sent Events or
+ * long-polling request (relay/core_http.c); suffix is the path after "/client". */
+int service_client_http(struct service *svc, struct core_sessions *sessions, struct lws *wsi, const char *suffix);
 /* LWS_CALLBACK_HTTP_CONFIRM_UPGRADE on /client/: the Core session, or a refusal. */
 int service_client_confirm(struct service *svc, struct core_sessions *sessions, struct lws *wsi);
 

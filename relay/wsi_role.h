@@ -17,6 +17,8 @@ enum wsi_role {
     WSI_ROLE_BACKEND_NEGOTIATE, /* struct backend_negotiate (backend.c) */
     WSI_ROLE_BACKEND_LINK,      /* struct backend_link (backend.c) */
     WSI_ROLE_SERVICE_SERVER,    /* struct service_server: an app's server connection (service mode) */
+    WSI_ROLE_CORE_HTTP,         /* struct core_http_request: a Core SSE stream or long poll */
+    WSI_ROLE_CORE_POST,         /* struct core_http_post: a Core SSE/long-polling POST */
 };
 
 #endif

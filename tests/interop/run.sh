@@ -11,6 +11,8 @@
 #                       (any of WebSockets ServerSentEvents LongPolling; messagepack+SSE is skipped:
 #                       SSE carries text only)
 #   SIGNALR_SUITES      default "js dotnet"
+#   SIGNALR_EXPECT_BACKEND_TRANSPORT  the transport the hub sees (default: the client's; a relay
+#                       in proxy mode reaches it over WebSockets); passed through
 #   SIGNALR_DIRECT=1    the URL is the backend itself (enables direct-only checks); passed through
 #   SIGNALR_LABEL       a word put in front of every suite name in the summary (e.g. "release")
 #   SIGNALR_DOOMED_PATH, SIGNALR_DOOMED_PID  a chat hub (path under SIGNALR_URL, or a whole URL)

@@ -32,10 +32,12 @@ const BOARD_METHODS = ["welcome", "joined", "left", "private", "userMessage", "b
 // or MessagePack. Records every call it receives in `got` ([method, ...args]) and its lifecycle
 // events in `events`. With reconnect, withAutomaticReconnect([60000]) so that a Close with
 // allowReconnect shows as `reconnecting` (and no second attempt comes within a test).
-export async function connect({ user, protocol = "json", hub = "board", appUrl = APP_URL, reconnect = false } = {}) {
+// transport: WebSockets (default), ServerSentEvents or LongPolling.
+export async function connect({ user, protocol = "json", hub = "board", appUrl = APP_URL, reconnect = false,
+    transport = "WebSockets" } = {}) {
     const query = user ? `?user=${encodeURIComponent(user)}` : "";
     const builder = new signalR.HubConnectionBuilder()
-        .withUrl(`${appUrl}/${hub}${query}`, { transport: signalR.HttpTransportType.WebSockets })
+        .withUrl(`${appUrl}/${hub}${query}`, { transport: signalR.HttpTransportType[transport] })
         .configureLogging(signalR.LogLevel.None);
     if (protocol === "messagepack") builder.withHubProtocol(new MessagePackHubProtocol());
     if (reconnect) builder.withAutomaticReconnect([60000]);

@@ -4,7 +4,8 @@ using Microsoft.AspNetCore.Http.Connections;
 namespace SignalrRelay.InteropDotnet;
 
 public sealed record Env(string BaseUrl, string Protocol, string TransportName, HttpTransportType Transport,
-                         bool Direct, string? ExpectForwardedFor, string? Only, string[] ExpectTransports)
+                         bool Direct, string? ExpectForwardedFor, string? Only, string[] ExpectTransports,
+                         string BackendTransportName)
 {
     public static Env FromEnvironment()
     {
@@ -35,6 +36,9 @@ public sealed record Env(string BaseUrl, string Protocol, string TransportName, 
                        // The transports the server under test offers in negotiate; a relay may offer fewer.
                        (Environment.GetEnvironmentVariable("SIGNALR_EXPECT_TRANSPORTS") is { Length: > 0 } x
                            ? x : "WebSockets,ServerSentEvents,LongPolling")
-                           .Split(',', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries));
+                           .Split(',', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries),
+                       // The transport the hub sees (Context): a relay may reach it over another one.
+                       Environment.GetEnvironmentVariable("SIGNALR_EXPECT_BACKEND_TRANSPORT") is { Length: > 0 } b
+                           ? b : transportName);
     }
 }

@@ -520,7 +520,7 @@ public sealed class Scenarios
         var who = await c.InvokeAsync<CallerInfo>("WhoAmI");
         Check.Equal("secure", who.hub, "hub");
         Check.Equal("good-user", who.user, "user");
-        Check.Equal(_env.TransportName, who.transport, "transport");
+        Check.Equal(_env.BackendTransportName, who.transport, "transport");
         // The .NET client sends the token as a header on every transport (outside browsers).
         Check.Equal("Bearer good-token", who.authorization, "Authorization header seen by the backend");
         Check.Equal(null, who.accessToken, "access_token query seen by the backend");
@@ -571,7 +571,7 @@ public sealed class Scenarios
         Check.Equal("chat", who.hub, "hub");
         Check.Equal(tag, who.tag, "tag");
         Check.Equal(backendId, who.connectionId, "connectionId");
-        Check.Equal(_env.TransportName, who.transport, "transport");
+        Check.Equal(_env.BackendTransportName, who.transport, "transport");
         Check.Equal("good-user", who.user, "user");
         Check.Equal("Bearer good-token", who.authorization, "Authorization header");
         Check.Matches(@"^Microsoft SignalR/10\.0 \(10\.0\.12", who.userAgent, "User-Agent");

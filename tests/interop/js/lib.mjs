@@ -29,6 +29,10 @@ if (PROTOCOL === "messagepack" && TRANSPORT_NAME === "ServerSentEvents") {
     throw new Error("MessagePack needs a binary transport; ServerSentEvents carries text only");
 }
 
+// The transport the hub itself sees (Context): a relay may reach the backend over another one
+// (signalr-relay in proxy mode always uses a WebSocket).
+export const BACKEND_TRANSPORT_NAME = process.env.SIGNALR_EXPECT_BACKEND_TRANSPORT || TRANSPORT_NAME;
+
 // SIGNALR_DIRECT=1 means the suite talks straight to the backend (no relay in between), which
 // allows checks that a relay legitimately changes: same connection id on both sides, no
 // X-Forwarded-For header.

@@ -56,13 +56,13 @@ test("an unknown id: 404 'No Connection with that ID', as the backend answers it
     assert.deepStrictEqual(relayed, direct);
 });
 
-test("a token used twice: the second use gets 404, the first session is unharmed", async () => {
+test("a token used twice: the second use gets the backend's 409, the first session is unharmed", async () => {
     const { connectionToken } = await negotiated();
     const first = await RawClient.connect(wsUrl(RELAY_URL, "chat", `id=${connectionToken}`));
     try {
         assert.deepStrictEqual({ ...(await first.handshake()) }, { type: "handshake" });
         const refused = await refusal(RELAY_URL, "chat", `id=${connectionToken}`);
-        assert.deepStrictEqual(refused, { status: 404, body: NO_CONNECTION });
+        assert.deepStrictEqual(refused, { status: 409, body: "" });
         assert.equal(await first.invoke("Echo", ["still mine"]), "still mine");
     } finally {
         first.close();

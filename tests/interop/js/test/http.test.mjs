@@ -6,7 +6,7 @@ import https from "node:https";
 import assert from "node:assert/strict";
 import WebSocket from "ws";
 import {
-    TRANSPORT_NAME, DIRECT, EXPECT_FORWARDED_FOR, EXPECT_TRANSPORTS, CONNECTION_ID_RE, TIMEOUT_MS,
+    TRANSPORT_NAME, BACKEND_TRANSPORT_NAME, DIRECT, EXPECT_FORWARDED_FOR, EXPECT_TRANSPORTS, CONNECTION_ID_RE, TIMEOUT_MS,
     hubUrl, buildConnection, connectChat, withTimeout, stopAll, uniqueName,
 } from "../lib.mjs";
 
@@ -126,7 +126,7 @@ test("SecureHub accepts a good token from accessTokenFactory", async () => {
         const who = await conn.invoke("WhoAmI");
         assert.equal(who.hub, "secure");
         assert.equal(who.user, "good-user");
-        assert.equal(who.transport, TRANSPORT_NAME);
+        assert.equal(who.transport, BACKEND_TRANSPORT_NAME);
         const carriage = expectedTokenCarriage("good-token");
         assert.equal(who.authorization, carriage.authorization);
         assert.equal(who.accessToken, carriage.accessToken);
@@ -224,7 +224,7 @@ test("WhoAmI sees the tag query parameter, the token and the transport", async (
         assert.equal(who.hub, "chat");
         assert.equal(who.tag, tag);
         assert.equal(who.connectionId, backendId);
-        assert.equal(who.transport, TRANSPORT_NAME);
+        assert.equal(who.transport, BACKEND_TRANSPORT_NAME);
         assert.equal(who.user, "good-user");
         const carriage = expectedTokenCarriage("good-token");
         assert.equal(who.authorization, carriage.authorization);
