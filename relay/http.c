@@ -317,6 +317,20 @@ int http_refuse_upgrade(const struct relay_config *cfg, struct lws *wsi, unsigne
     return http_write_response(cfg, wsi, status, "text/plain", text, strlen(text)) ? -1 : 1;
 }
 
+bool http_begin_stream(const struct relay_config *cfg, struct lws *wsi, unsigned status, const char *content_type)
+{
+    unsigned char headers[LWS_PRE + 2048];
+    unsigned char *start = headers + LWS_PRE, *p = start, *end = headers + sizeof headers - 1;
+    return !lws_add_http_common_headers(wsi, status, content_type, LWS_ILLEGAL_HTTP_CONTENT_LEN, &p, end) &&
+           !lws_add_http_header_by_name(wsi, (const unsigned char *)"cache-control:", HEADER_VALUE("no-cache"), &p,
+                                        end) &&
+           !lws_add_http_header_by_name(wsi, (const unsigned char *)"x-accel-buffering:", HEADER_VALUE("no"), &p,
+                                        end) &&
+           !lws_add_http_header_by_name(wsi, (const unsigned char *)"x-content-type-options:",
+                                        HEADER_VALUE("nosniff"), &p, end) &&
+           http_add_cors_headers(cfg, wsi, &p, end) && !lws_finalize_write_http_header(wsi, start, &p, end);
+}
+
 int http_respond_preflight(const struct relay_config *cfg, struct lws *wsi)
 {
     char origin[256];

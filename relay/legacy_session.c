@@ -11,6 +11,7 @@
 #include "protocol/legacy_invocation.h"
 #include "relay/clock.h"
 #include "relay/http.h"
+#include "relay/legacy_sse.h"
 #include "relay/log.h"
 
 #define REPLAY_MAX_MESSAGES 1000      /* the original keeps 1000 per stream */
@@ -45,7 +46,8 @@ static void queue_text(struct legacy_session *s, const char *data, size_t len)
 {
     if (!s->wsi)
         return;
-    struct wsmsg *m = wsmsg_copy(data, len, false);
+    bool sse = s->carrier == LEGACY_CARRIER_SSE;
+    struct wsmsg *m = sse ? legacy_sse_event(data, len) : wsmsg_copy(data, len, false);
     if (!m) {
         out_of_memory(s);
         return;
@@ -53,7 +55,7 @@ static void queue_text(struct legacy_session *s, const char *data, size_t len)
     s->last_sent_ms = clock_now_ms();
     s->loop->stats.messages_to_clients++;
     s->loop->stats.bytes_to_clients += len;
-    if (!s->channel_live) {
+    if (!s->channel_live || sse) {
         /* Not established yet: lws writes nothing before ESTABLISHED. */
         msg_queue_push(&s->to_client, m);
         lws_callback_on_writable(s->wsi);
@@ -92,6 +94,15 @@ static void push_element(struct legacy_session *s, struct span element)
         out_of_memory(s);
         return;
     }
+    if (s->long_polling) {
+        /* What the client has not polled yet is its queue: bounded as a stream's. */
+        s->unacked_bytes += element.len;
+        legacy_session_acked(s, s->acked_seq);
+    }
+    if (s->poll && !s->closing) {
+        legacy_poll_answer(s, NULL);
+        return;
+    }
     if (!s->channel_live || s->closing)
         return;
     struct buf frame;
@@ -101,6 +112,11 @@ static void push_element(struct legacy_session *s, struct span element)
     else
         out_of_memory(s);
     buf_free(&frame);
+}
+
+static void count_bytes(void *ctx, const struct replay_entry *e)
+{
+    *(size_t *)ctx += e->len;
 }
 
 struct replay_ctx {
@@ -125,6 +141,25 @@ static void add_all_after(void *ctx, struct legacy_response *r)
     replay_ring_after(&a->s->ring, a->after, add_replayed, &c);
 }
 
+bool legacy_session_encode_after(struct legacy_session *s, struct buf *out, uint64_t after, bool init)
+{
+    char cursor[LEGACY_CURSOR_MAX];
+    size_t n = legacy_cursor_format(cursor, s->table->instance_id, replay_ring_last_seq(&s->ring));
+    unsigned delay = s->loop->cfg->legacy_long_poll_delay_ms;
+    struct legacy_response_head head = {
+        .cursor = span_make(cursor, n),
+        .initializing = init,
+        .has_long_poll_delay = s->long_polling && delay > 0,
+        .long_poll_delay_ms = delay,
+    };
+    struct legacy_response r;
+    if (legacy_response_begin(&r, out, &head, NULL) != PROTO_OK)
+        return false;
+    struct replay_all all = { s, after };
+    add_all_after(&all, &r);
+    return legacy_response_end(&r, NULL) == PROTO_OK;
+}
+
 static void send_error_frame(struct legacy_session *s, const char *text)
 {
     struct buf out;
@@ -139,7 +174,7 @@ static void send_result_error(struct legacy_session *s, const char *legacy_id, c
 {
     struct buf out;
     buf_init(&out);
-    if (legacy_result_error(&out, legacy_id, text))
+    if (legacy_result_error(&out, legacy_id, text) && !legacy_send_result(s, out.data, out.len))
         queue_text(s, out.data, out.len);
     buf_free(&out);
 }
@@ -150,6 +185,8 @@ static void send_result_error(struct legacy_session *s, const char *legacy_id, c
  * half of it: every link stops or resumes passing the hubs' messages. */
 static void pause_links(struct legacy_session *s, bool paused)
 {
+    if (paused && s->closing)
+        return;
     if (s->links_paused == paused)
         return;
     s->links_paused = paused;
@@ -174,9 +211,12 @@ static void link_push(void *owner, struct span element)
     push_element(owner, element);
 }
 
+/* A hub result: in the answer of the /send that waits for it (SSE, long
+ * polling), else on the WebSocket. */
 static void link_reply(void *owner, const char *frame, size_t len)
 {
-    queue_text(owner, frame, len);
+    if (!legacy_send_result(owner, frame, len))
+        queue_text(owner, frame, len);
 }
 
 static void link_changed(void *owner, struct legacy_link *l)
@@ -193,7 +233,7 @@ static void link_drained(void *owner)
 {
     struct legacy_session *s = owner;
     if (!any_link_full(s))
-        wsmsg_resume_reading(s->wsi, &s->client_paused);
+        wsmsg_resume_reading(s->carrier == LEGACY_CARRIER_WEBSOCKET ? s->wsi : NULL, &s->client_paused);
 }
 
 static const struct legacy_link_ops session_link_ops = {
@@ -299,6 +339,8 @@ static void legacy_keepalive_due(struct timer_entry *e)
     if (!s->wsi || s->closing)
         return;
     uint64_t now = clock_now_ms(), interval = s->loop->cfg->legacy_keepalive_ms;
+    if (s->carrier != LEGACY_CARRIER_WEBSOCKET)
+        s->last_heard_ms = now; /* SSE: no pings; a dead stream is noticed when a write fails */
     if (now - s->last_heard_ms >= DEAD_AFTER_INTERVALS * interval) {
         log_info("legacy %s: nothing heard from the client for %llu ms; closing its dead socket", s->connection_id,
                  (unsigned long long)(now - s->last_heard_ms));
@@ -323,7 +365,7 @@ void legacy_session_heard(struct legacy_session *s)
 static void disconnect_due(struct timer_entry *e)
 {
     struct legacy_session *s = list_container_of(e, struct legacy_session, disconnect_timer);
-    if (s->wsi)
+    if (s->wsi || s->poll)
         return;
     log_info("legacy %s: client did not come back within the disconnect timeout", s->connection_id);
     session_end(s, NULL);
@@ -336,7 +378,13 @@ static void session_free(struct legacy_session *s)
     timer_cancel(&s->keepalive_timer);
     timer_cancel(&s->disconnect_timer);
     timer_cancel(&s->reap_timer);
+    timer_cancel(&s->poll_timer);
     legacy_start_detach(&s->start);
+    legacy_send_end_all(s, NULL);
+    if (s->poll) {
+        s->poll->owner = NULL;
+        s->poll = NULL;
+    }
     if (s->in_table)
         dict_remove(&s->table->by_id, &s->entry);
     for (size_t i = 0; i < s->link_count; i++)
@@ -355,7 +403,7 @@ static void session_free(struct legacy_session *s)
 static void reap_due(struct timer_entry *e)
 {
     struct legacy_session *s = list_container_of(e, struct legacy_session, reap_timer);
-    if (!s->wsi && !s->start.wsi)
+    if (!s->wsi && !s->start.wsi && !s->poll && list_is_empty(&s->sends))
         session_free(s);
 }
 
@@ -381,8 +429,16 @@ static void session_end(struct legacy_session *s, const char *error_text)
             send_error_frame(s, error_text);
         lws_callback_on_writable(s->wsi);
     }
+    legacy_poll_answer(s, error_text);
+    legacy_send_end_all(s, error_text ? error_text : "The connection has ended.");
+    timer_cancel(&s->poll_timer);
     timer_cancel(&s->disconnect_timer);
     loop_timer_schedule(s->loop, &s->reap_timer, clock_now_ms());
+}
+
+void legacy_session_end(struct legacy_session *s, const char *error_text)
+{
+    session_end(s, error_text);
 }
 
 struct legacy_session *legacy_session_create(struct legacy_table *t, const char *connection_id,
@@ -412,6 +468,8 @@ struct legacy_session *legacy_session_create(struct legacy_table *t, const char 
     timer_entry_init(&s->keepalive_timer, legacy_keepalive_due);
     timer_entry_init(&s->disconnect_timer, disconnect_due);
     timer_entry_init(&s->reap_timer, reap_due);
+    timer_entry_init(&s->poll_timer, legacy_poll_due);
+    list_init_head(&s->sends);
     s->loop->stats.legacy_sessions_active++;
     list_push_back(&t->all, &s->all);
     if (dict_insert(&t->by_id, &s->entry, span_from_cstr(s->connection_id)) != DICT_OK) {
@@ -434,18 +492,63 @@ struct legacy_session *legacy_session_find(struct legacy_table *t, const char *c
     return e ? list_container_of(e, struct legacy_session, entry) : NULL;
 }
 
-void legacy_session_attach(struct legacy_session *s, struct lws *wsi, bool reconnect, uint64_t cursor,
-                           bool cursor_ok)
+void legacy_session_end_channel(struct legacy_session *s)
 {
-    if (s->wsi && s->wsi != wsi) {
+    if (s->wsi) {
         /* A newer channel replaces the old one, which is closed. */
         lws_set_opaque_user_data(s->wsi, NULL);
         lws_set_timeout(s->wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
         msg_queue_clear(&s->to_client);
+        s->wsi = NULL;
+        s->channel_live = false;
         s->client_paused = false; /* the new socket is read from the start */
         pause_links(s, false);    /* and nothing waits for it yet */
+        wsmsg_free(s->rx_partial);
+        s->rx_partial = NULL;
+        timer_cancel(&s->keepalive_timer);
     }
+    legacy_poll_answer(s, NULL); /* a held poll ends with what it has (maybe nothing) */
+}
+
+void legacy_session_channel_gone(struct legacy_session *s)
+{
+    if (s->closing || s->wsi || s->poll)
+        return;
+    /* The client may come back through /reconnect (or its next poll): keep the
+     * backend links for DisconnectTimeout plus the original's transport
+     * threshold (5 s; LongPollDelay for long polling). */
+    uint64_t grace = s->long_polling ? s->loop->cfg->legacy_long_poll_delay_ms + DISCONNECT_GRACE_MS
+                                     : DISCONNECT_GRACE_MS;
+    loop_timer_schedule(s->loop, &s->disconnect_timer, clock_now_ms() + s->loop->cfg->legacy_disconnect_ms + grace);
+}
+
+void legacy_session_acked(struct legacy_session *s, uint64_t seq)
+{
+    if (seq != s->acked_seq) {
+        s->acked_seq = seq;
+        size_t bytes = 0;
+        replay_ring_after(&s->ring, seq, count_bytes, &bytes);
+        s->unacked_bytes = bytes;
+    }
+    size_t mark = s->loop->cfg->max_buffered_bytes < REPLAY_MAX_BYTES / 2 ? s->loop->cfg->max_buffered_bytes
+                                                                          : REPLAY_MAX_BYTES / 2;
+    uint64_t waiting = replay_ring_last_seq(&s->ring) - s->acked_seq;
+    if (s->unacked_bytes > mark || waiting > REPLAY_MAX_MESSAGES / 2)
+        pause_links(s, true);
+    else if (s->unacked_bytes <= mark / 2 && waiting <= REPLAY_MAX_MESSAGES / 4)
+        pause_links(s, false);
+}
+
+void legacy_session_attach(struct legacy_session *s, struct lws *wsi, enum legacy_carrier carrier, bool reconnect,
+                           uint64_t cursor, bool cursor_ok)
+{
+    if (s->wsi != wsi)
+        legacy_session_end_channel(s);
     timer_cancel(&s->disconnect_timer);
+    s->long_polling = false;
+    if (s->links_paused && msg_queue_is_empty(&s->to_client))
+        pause_links(s, false);
+    s->carrier = carrier;
     s->wsi = wsi;
     s->channel_live = false;
     s->channel_reconnect = reconnect;
@@ -467,6 +570,8 @@ void legacy_session_established(struct legacy_session *s)
         return;
     }
     struct replay_all all = { s, reconnect ? s->reconnect_cursor : 0 };
+    if (s->carrier == LEGACY_CARRIER_SSE)
+        queue_text(s, LEGACY_SSE_INITIALIZED, sizeof LEGACY_SSE_INITIALIZED - 1);
     if (!reconnect || last > s->reconnect_cursor) {
         if (encode_frame(s, &frame, last, !reconnect, add_all_after, &all))
             queue_text(s, frame.data, frame.len);
@@ -480,7 +585,7 @@ void legacy_session_established(struct legacy_session *s)
 
 /* --------------------------------------------------------- from client */
 
-static void forward_invocation(struct legacy_session *s, struct hub_msg *msg)
+void legacy_session_invoke(struct legacy_session *s, struct hub_msg *msg)
 {
     char legacy_id[128];
     snprintf(legacy_id, sizeof legacy_id, "%.*s", (int)msg->invocation_id.len,
@@ -513,7 +618,7 @@ static void forward_invocation(struct legacy_session *s, struct hub_msg *msg)
         }
     }
     legacy_link_invoke(l, legacy_id, msg);
-    if (legacy_link_full(l))
+    if (legacy_link_full(l) && s->carrier == LEGACY_CARRIER_WEBSOCKET)
         wsmsg_pause_reading(s->wsi, &s->client_paused, s->loop);
 }
 
@@ -524,7 +629,7 @@ static void handle_client_text(struct legacy_session *s, const char *data, size_
     hub_msg_init(&msg);
     enum proto_status st = legacy_invocation_decode(data, len, &msg, &err);
     if (st == PROTO_OK) {
-        forward_invocation(s, &msg);
+        legacy_session_invoke(s, &msg);
     } else {
         s->loop->stats.protocol_errors++;
         log_info("legacy %s: unreadable invocation (%s: %s)", s->connection_id, proto_status_name(st), err.detail);
@@ -563,6 +668,13 @@ int legacy_session_writeable(struct legacy_session *s, struct lws *wsi)
 {
     if (wsi != s->wsi)
         return -1;
+    if (s->carrier == LEGACY_CARRIER_SSE) {
+        if (!legacy_sse_flush(wsi, &s->to_client))
+            return -1;
+        if (s->links_paused && s->to_client.bytes <= s->loop->cfg->max_buffered_bytes / 2)
+            pause_links(s, false);
+        return s->closing && msg_queue_is_empty(&s->to_client) && !lws_partial_buffered(wsi) ? -1 : 0;
+    }
     if (s->ping_due && !lws_partial_buffered(wsi)) {
         /* Not empty: lws passes only non-empty pongs up to LWS_CALLBACK_RECEIVE_PONG. */
         unsigned char ping[LWS_PRE + 2] = { [LWS_PRE] = 's', [LWS_PRE + 1] = 'r' };
@@ -597,10 +709,7 @@ void legacy_session_channel_closed(struct legacy_session *s, struct lws *wsi)
         loop_timer_schedule(s->loop, &s->reap_timer, clock_now_ms());
         return;
     }
-    /* The client may come back through /reconnect: keep the backend links
-     * for DisconnectTimeout plus the original's 5 s transport threshold. */
-    loop_timer_schedule(s->loop, &s->disconnect_timer,
-                         clock_now_ms() + s->loop->cfg->legacy_disconnect_ms + DISCONNECT_GRACE_MS);
+    legacy_session_channel_gone(s);
 }
 
 void legacy_session_abort(struct legacy_session *s)

@@ -173,6 +173,7 @@ static void detach_and_destroy(struct lws *wsi, void *owner)
     case WSI_ROLE_NEGOTIATION: core_negotiate_abandon(owner); break;
     case WSI_ROLE_LEGACY_SESSION: legacy_session_channel_closed(owner, wsi); break;
     case WSI_ROLE_LEGACY_START: legacy_start_abandoned(owner); break;
+    case WSI_ROLE_LEGACY_REQUEST: legacy_request_closed(owner); break;
     case WSI_ROLE_BACKEND_NEGOTIATE:
     case WSI_ROLE_BACKEND_LINK: backend_wsi_destroyed(owner); break;
     case WSI_ROLE_SERVICE_SERVER: service_server_destroy(owner); break;
@@ -192,9 +193,22 @@ static int server_callback(struct lws *wsi, enum lws_callback_reasons reason, vo
             return core_negotiate_write_reply(owner, wsi);
         if (role_of(owner) == WSI_ROLE_LEGACY_START)
             return legacy_start_writeable(owner, wsi);
+        if (role_of(owner) == WSI_ROLE_LEGACY_REQUEST)
+            return legacy_request_writeable(owner, wsi);
+        if (role_of(owner) == WSI_ROLE_LEGACY_SESSION) /* a Server-Sent Events stream */
+            return legacy_session_writeable(owner, wsi);
+        return 0;
+    case LWS_CALLBACK_HTTP_BODY:
+        if (role_of(owner) == WSI_ROLE_LEGACY_REQUEST)
+            legacy_request_body(owner, in, len);
+        return 0;
+    case LWS_CALLBACK_HTTP_BODY_COMPLETION:
+        if (role_of(owner) == WSI_ROLE_LEGACY_REQUEST)
+            return legacy_http_body_complete(&relay->legacy, owner);
         return 0;
     case LWS_CALLBACK_CLOSED_HTTP:
-        if (role_of(owner) == WSI_ROLE_NEGOTIATION || role_of(owner) == WSI_ROLE_LEGACY_START)
+        if (role_of(owner) == WSI_ROLE_NEGOTIATION || role_of(owner) == WSI_ROLE_LEGACY_START ||
+            role_of(owner) == WSI_ROLE_LEGACY_REQUEST || role_of(owner) == WSI_ROLE_LEGACY_SESSION)
             detach_and_destroy(wsi, owner);
         return 0;
     case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
