@@ -49,12 +49,9 @@ void legacy_request_wait(struct legacy_request *r, void *owner, legacy_request_g
     http_answer_later(r->wsi);
 }
 
-bool legacy_request_answer(struct legacy_request *r, unsigned status, const char *content_type, const char *data,
-                           size_t len)
+bool legacy_request_prepare(struct legacy_request *r, unsigned status, const char *content_type, const char *data,
+                            size_t len)
 {
-    r->owner = NULL;
-    r->gone = NULL;
-    r->answered = true;
     r->status = status;
     r->content_type = content_type;
     bool ok = buf_append(&r->answer, data, len);
@@ -62,7 +59,23 @@ bool legacy_request_answer(struct legacy_request *r, unsigned status, const char
         r->status = 500;
         r->content_type = "text/plain";
     }
+    return ok;
+}
+
+void legacy_request_release(struct legacy_request *r)
+{
+    r->owner = NULL;
+    r->gone = NULL;
+    r->answered = true;
+    r->held = false;
     http_answer_ready(r->wsi);
+}
+
+bool legacy_request_answer(struct legacy_request *r, unsigned status, const char *content_type, const char *data,
+                           size_t len)
+{
+    bool ok = legacy_request_prepare(r, status, content_type, data, len);
+    legacy_request_release(r);
     return ok;
 }
 

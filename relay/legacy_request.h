@@ -47,6 +47,8 @@ struct legacy_request {
     legacy_request_gone_fn gone;
     char legacy_id[LEGACY_REQUEST_ID_MAX]; /* /send: the invocation whose result answers it */
     uint64_t cursor;                    /* a long poll: the client's cursor */
+    bool held;                          /* /send: answer ready, held until the client has what came before it */
+    uint64_t release_at;                /* with it: the owner's mark the client must have reached */
 
     /* The answer, once known. */
     bool answered;
@@ -69,6 +71,12 @@ void legacy_request_wait(struct legacy_request *r, void *owner, legacy_request_g
  * then gets a 500. */
 bool legacy_request_answer(struct legacy_request *r, unsigned status, const char *content_type, const char *data,
                            size_t len);
+/* Stores the answer without writing it yet (the owner holds the request
+ * until legacy_request_release). False when out of memory (then a 500). */
+bool legacy_request_prepare(struct legacy_request *r, unsigned status, const char *content_type, const char *data,
+                            size_t len);
+/* Writes a prepared answer on the request's next HTTP_WRITEABLE. */
+void legacy_request_release(struct legacy_request *r);
 /* LWS_CALLBACK_HTTP_WRITEABLE: writes the answer if there is one. Returns the lws callback result. */
 int legacy_request_writeable(struct legacy_request *r, struct lws *wsi);
 /* The request's connection closed: the owner is told, the request freed. */

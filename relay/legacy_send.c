@@ -47,13 +47,32 @@ bool legacy_send_result(struct legacy_session *s, const char *frame, size_t len)
         return false;
     for (struct list_node *n = s->sends.next; n != &s->sends; n = n->next) {
         struct legacy_request *r = list_container_of(n, struct legacy_request, link);
-        if (strcmp(r->legacy_id, id) == 0) {
-            list_unlink(&r->link);
-            legacy_request_answer(r, 200, JSON_UTF8, frame, len);
+        if (!r->held && strcmp(r->legacy_id, id) == 0) {
+            /* Held until the client has every message pushed before the result
+             * (progress): they travel on another connection, and a client
+             * forgets an invocation once its result is in. */
+            legacy_request_prepare(r, 200, JSON_UTF8, frame, len);
+            r->held = true;
+            r->release_at = s->long_polling ? replay_ring_last_seq(&s->ring) : s->stream_frames_queued;
+            legacy_send_release(s);
             return true;
         }
     }
     return false;
+}
+
+void legacy_send_release(struct legacy_session *s)
+{
+    uint64_t reached = s->long_polling ? s->acked_seq : s->stream_frames_written;
+    bool streaming = !s->long_polling && s->wsi;
+    for (struct list_node *n = s->sends.next, *next; n != &s->sends; n = next) {
+        next = n->next;
+        struct legacy_request *r = list_container_of(n, struct legacy_request, link);
+        if (r->held && (r->release_at <= reached || (!s->long_polling && !streaming))) {
+            list_unlink(&r->link);
+            legacy_request_release(r);
+        }
+    }
 }
 
 void legacy_send_end_all(struct legacy_session *s, const char *text)
@@ -61,6 +80,10 @@ void legacy_send_end_all(struct legacy_session *s, const char *text)
     while (!list_is_empty(&s->sends)) {
         struct legacy_request *r = list_container_of(s->sends.next, struct legacy_request, link);
         list_unlink(&r->link);
+        if (r->held) { /* its answer is known: the client gets it */
+            legacy_request_release(r);
+            continue;
+        }
         if (!text) { /* the session is being freed: the request answers alone */
             r->owner = NULL;
             legacy_request_answer(r, 500, "text/plain", "", 0);

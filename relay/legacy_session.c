@@ -55,6 +55,8 @@ static void queue_text(struct legacy_session *s, const char *data, size_t len)
     s->last_sent_ms = clock_now_ms();
     s->loop->stats.messages_to_clients++;
     s->loop->stats.bytes_to_clients += len;
+    if (sse)
+        s->stream_frames_queued++;
     if (!s->channel_live || sse) {
         /* Not established yet: lws writes nothing before ESTABLISHED. */
         msg_queue_push(&s->to_client, m);
@@ -492,6 +494,14 @@ struct legacy_session *legacy_session_find(struct legacy_table *t, const char *c
     return e ? list_container_of(e, struct legacy_session, entry) : NULL;
 }
 
+/* The stream's queue is gone: /send answers held behind it go out (what they
+ * waited for comes again through the replay on /reconnect). */
+static void stream_dropped(struct legacy_session *s)
+{
+    s->stream_frames_written = s->stream_frames_queued;
+    legacy_send_release(s);
+}
+
 void legacy_session_end_channel(struct legacy_session *s)
 {
     if (s->wsi) {
@@ -506,6 +516,7 @@ void legacy_session_end_channel(struct legacy_session *s)
         wsmsg_free(s->rx_partial);
         s->rx_partial = NULL;
         timer_cancel(&s->keepalive_timer);
+        stream_dropped(s);
     }
     legacy_poll_answer(s, NULL); /* a held poll ends with what it has (maybe nothing) */
 }
@@ -537,6 +548,7 @@ void legacy_session_acked(struct legacy_session *s, uint64_t seq)
         pause_links(s, true);
     else if (s->unacked_bytes <= mark / 2 && waiting <= REPLAY_MAX_MESSAGES / 4)
         pause_links(s, false);
+    legacy_send_release(s);
 }
 
 void legacy_session_attach(struct legacy_session *s, struct lws *wsi, enum legacy_carrier carrier, bool reconnect,
@@ -671,6 +683,10 @@ int legacy_session_writeable(struct legacy_session *s, struct lws *wsi)
     if (s->carrier == LEGACY_CARRIER_SSE) {
         if (!legacy_sse_flush(wsi, &s->to_client))
             return -1;
+        if (msg_queue_is_empty(&s->to_client) && !lws_partial_buffered(wsi)) {
+            s->stream_frames_written = s->stream_frames_queued;
+            legacy_send_release(s);
+        }
         if (s->links_paused && s->to_client.bytes <= s->loop->cfg->max_buffered_bytes / 2)
             pause_links(s, false);
         return s->closing && msg_queue_is_empty(&s->to_client) && !lws_partial_buffered(wsi) ? -1 : 0;
@@ -705,6 +721,7 @@ void legacy_session_channel_closed(struct legacy_session *s, struct lws *wsi)
     wsmsg_free(s->rx_partial);
     s->rx_partial = NULL;
     timer_cancel(&s->keepalive_timer);
+    stream_dropped(s);
     if (s->closing) {
         loop_timer_schedule(s->loop, &s->reap_timer, clock_now_ms());
         return;

@@ -94,6 +94,8 @@ struct legacy_session {
     bool long_polling;               /* the client polls: flow control by what it has not yet polled */
     uint64_t acked_seq;              /* long polling: the cursor of its last poll */
     size_t unacked_bytes;            /* long polling: bytes in the ring after acked_seq */
+    uint64_t stream_frames_queued;   /* SSE: frames queued so far, and written: a /send result */
+    uint64_t stream_frames_written;  /* waits until the frames before it are out */
     bool channel_live;               /* established: pushes go out at once (else only to the ring) */
     bool channel_reconnect;          /* the channel came through /reconnect: replay, no init frame */
     uint64_t reconnect_cursor;       /* with it: replay after this */
@@ -180,6 +182,8 @@ void legacy_poll_answer(struct legacy_session *s, const char *error_text);
 void legacy_poll_due(struct timer_entry *e);
 /* legacy_send.c: a hub result for a waiting /send (true), or for none (false). */
 bool legacy_send_result(struct legacy_session *s, const char *frame, size_t len);
+/* legacy_send.c: the client got further (a poll acked, the stream flushed): held /send answers go out. */
+void legacy_send_release(struct legacy_session *s);
 /* legacy_send.c: the session ends; every waiting /send is answered with text as its error. */
 void legacy_send_end_all(struct legacy_session *s, const char *text);
 
