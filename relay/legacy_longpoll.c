@@ -35,6 +35,7 @@ void legacy_poll_answer(struct legacy_session *s, const char *error_text)
     if (!r)
         return;
     s->poll = NULL;
+    s->loop->stats.legacy_polls_held--;
     timer_cancel(&s->poll_timer);
     struct buf frame;
     buf_init(&frame);
@@ -61,6 +62,7 @@ static void poll_gone(void *owner, struct legacy_request *r)
     if (s->poll != r)
         return;
     s->poll = NULL;
+    s->loop->stats.legacy_polls_held--;
     timer_cancel(&s->poll_timer);
     legacy_session_channel_gone(s);
 }
@@ -95,6 +97,7 @@ void legacy_session_poll(struct legacy_session *s, struct legacy_request *r, boo
     }
     /* Held on the session from here, so that ending the session answers it. */
     s->poll = r;
+    s->loop->stats.legacy_polls_held++;
     legacy_request_wait(r, s, poll_gone);
     if (!cursor_ok || replay_ring_after(&s->ring, cursor, NULL, NULL) == REPLAY_GAP) {
         log_info("legacy %s: poll cursor cannot be replayed; telling the client to start over", s->connection_id);

@@ -48,12 +48,12 @@ bool legacy_send_result(struct legacy_session *s, const char *frame, size_t len)
     for (struct list_node *n = s->sends.next; n != &s->sends; n = n->next) {
         struct legacy_request *r = list_container_of(n, struct legacy_request, link);
         if (!r->held && strcmp(r->legacy_id, id) == 0) {
-            /* Held until the client has every message pushed before the result
-             * (progress): they travel on another connection, and a client
+            /* Held until the client has every progress message pushed before
+             * the result: they travel on another connection, and a client
              * forgets an invocation once its result is in. */
             legacy_request_prepare(r, 200, JSON_UTF8, frame, len);
             r->held = true;
-            r->release_at = s->long_polling ? replay_ring_last_seq(&s->ring) : s->stream_frames_queued;
+            r->release_at = s->long_polling ? s->progress_seq : s->progress_frame;
             legacy_send_release(s);
             return true;
         }

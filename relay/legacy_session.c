@@ -96,6 +96,10 @@ static void push_element(struct legacy_session *s, struct span element)
         out_of_memory(s);
         return;
     }
+    static const char progress[] = "{\"I\":\"P|";
+    bool is_progress = element.len >= sizeof progress - 1 && memcmp(element.ptr, progress, sizeof progress - 1) == 0;
+    if (is_progress)
+        s->progress_seq = seq;
     if (s->long_polling) {
         /* What the client has not polled yet is its queue: bounded as a stream's. */
         s->unacked_bytes += element.len;
@@ -114,6 +118,8 @@ static void push_element(struct legacy_session *s, struct span element)
     else
         out_of_memory(s);
     buf_free(&frame);
+    if (is_progress)
+        s->progress_frame = s->stream_frames_queued;
 }
 
 static void count_bytes(void *ctx, const struct replay_entry *e)
@@ -386,6 +392,7 @@ static void session_free(struct legacy_session *s)
     if (s->poll) {
         s->poll->owner = NULL;
         s->poll = NULL;
+        s->loop->stats.legacy_polls_held--;
     }
     if (s->in_table)
         dict_remove(&s->table->by_id, &s->entry);

@@ -96,6 +96,8 @@ struct legacy_session {
     size_t unacked_bytes;            /* long polling: bytes in the ring after acked_seq */
     uint64_t stream_frames_queued;   /* SSE: frames queued so far, and written: a /send result */
     uint64_t stream_frames_written;  /* waits until the frames before it are out */
+    uint64_t progress_seq;           /* the ring seq of the last progress message pushed ... */
+    uint64_t progress_frame;         /* ... and its SSE frame number: what a /send result waits for */
     bool channel_live;               /* established: pushes go out at once (else only to the ring) */
     bool channel_reconnect;          /* the channel came through /reconnect: replay, no init frame */
     uint64_t reconnect_cursor;       /* with it: replay after this */

@@ -420,6 +420,7 @@ static void relay_render_metrics(struct relay *relay, struct buf *out)
         "signalr_relay_out_of_memory_closes_total %llu\n"
         "signalr_relay_legacy_sessions_active %llu\n"
         "signalr_relay_legacy_negotiations_total %llu\n"
+        "signalr_relay_legacy_polls_held %llu\n"
         "signalr_relay_timers_armed %zu\n"
         "signalr_relay_os_timers 1\n",
         (unsigned long long)s->sessions_active, (unsigned long long)s->sessions_opened,
@@ -430,7 +431,8 @@ static void relay_render_metrics(struct relay *relay, struct buf *out)
         (unsigned long long)s->bytes_to_clients, (unsigned long long)s->protocol_errors,
         (unsigned long long)s->flow_control_pauses, (unsigned long long)s->out_of_memory_closes,
         (unsigned long long)s->legacy_sessions_active,
-        (unsigned long long)s->legacy_negotiations, timer_wheel_armed(&relay->loop.wheel));
+        (unsigned long long)s->legacy_negotiations, (unsigned long long)s->legacy_polls_held,
+        timer_wheel_armed(&relay->loop.wheel));
     buf_append(out, text, n > 0 ? (size_t)n : 0);
     service_render_metrics(&relay->service, out);
 }
