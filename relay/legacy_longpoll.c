@@ -17,12 +17,61 @@
  * entry on the timer wheel. Part of the session (relay/legacy_session.h). */
 #include <stdio.h>
 
+#include "protocol/legacy_cursor.h"
 #include "protocol/legacy_frame.h"
 #include "relay/clock.h"
 #include "relay/legacy_session.h"
 #include "relay/log.h"
 
 #define JSON_UTF8 "application/json; charset=UTF-8"
+
+static void count_bytes(void *ctx, const struct replay_entry *e)
+{
+    *(size_t *)ctx += e->len;
+}
+
+void legacy_session_acked(struct legacy_session *s, uint64_t seq)
+{
+    if (seq != s->acked_seq) {
+        s->acked_seq = seq;
+        size_t bytes = 0;
+        replay_ring_after(&s->ring, seq, count_bytes, &bytes);
+        s->unacked_bytes = bytes;
+    }
+    /* Paused above the mark, resumed below half of it; messages too, so that the
+     * ring never evicts what the client has not polled. */
+    size_t limit = s->loop->cfg->max_buffered_bytes;
+    size_t mark = limit < LEGACY_REPLAY_MAX_BYTES / 2 ? limit : LEGACY_REPLAY_MAX_BYTES / 2;
+    uint64_t waiting = replay_ring_last_seq(&s->ring) - s->acked_seq;
+    if (s->unacked_bytes > mark || waiting > LEGACY_REPLAY_MAX_MESSAGES / 2)
+        legacy_session_pause_links(s, true);
+    else if (s->unacked_bytes <= mark / 2 && waiting <= LEGACY_REPLAY_MAX_MESSAGES / 4)
+        legacy_session_pause_links(s, false);
+    legacy_send_release(s);
+}
+
+static void add_element(void *ctx, const struct replay_entry *e)
+{
+    legacy_response_add_raw(ctx, span_make(e->data, e->len), NULL);
+}
+
+bool legacy_session_encode_after(struct legacy_session *s, struct buf *out, uint64_t after, bool init)
+{
+    char cursor[LEGACY_CURSOR_MAX];
+    size_t n = legacy_cursor_format(cursor, s->table->instance_id, replay_ring_last_seq(&s->ring));
+    unsigned delay = s->loop->cfg->legacy_long_poll_delay_ms;
+    struct legacy_response_head head = {
+        .cursor = span_make(cursor, n),
+        .initializing = init,
+        .has_long_poll_delay = s->long_polling && delay > 0,
+        .long_poll_delay_ms = delay,
+    };
+    struct legacy_response r;
+    if (legacy_response_begin(&r, out, &head, NULL) != PROTO_OK)
+        return false;
+    replay_ring_after(&s->ring, after, add_element, &r);
+    return legacy_response_end(&r, NULL) == PROTO_OK;
+}
 
 static void answer(struct legacy_request *r, struct buf *frame)
 {

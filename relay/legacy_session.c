@@ -14,8 +14,6 @@
 #include "relay/legacy_sse.h"
 #include "relay/log.h"
 
-#define REPLAY_MAX_MESSAGES 1000      /* the original keeps 1000 per stream */
-#define REPLAY_MAX_BYTES (1u << 20)
 /* The original keeps a connection this long past DisconnectTimeout before it ends it (its transport threshold). */
 #define DISCONNECT_GRACE_MS 5000
 /* Nothing heard from the client for this many keep-alive intervals: its socket is dead. */
@@ -122,11 +120,6 @@ static void push_element(struct legacy_session *s, struct span element)
         s->progress_frame = s->stream_frames_queued;
 }
 
-static void count_bytes(void *ctx, const struct replay_entry *e)
-{
-    *(size_t *)ctx += e->len;
-}
-
 struct replay_ctx {
     struct legacy_response *r;
 };
@@ -147,25 +140,6 @@ static void add_all_after(void *ctx, struct legacy_response *r)
     struct replay_all *a = ctx;
     struct replay_ctx c = { r };
     replay_ring_after(&a->s->ring, a->after, add_replayed, &c);
-}
-
-bool legacy_session_encode_after(struct legacy_session *s, struct buf *out, uint64_t after, bool init)
-{
-    char cursor[LEGACY_CURSOR_MAX];
-    size_t n = legacy_cursor_format(cursor, s->table->instance_id, replay_ring_last_seq(&s->ring));
-    unsigned delay = s->loop->cfg->legacy_long_poll_delay_ms;
-    struct legacy_response_head head = {
-        .cursor = span_make(cursor, n),
-        .initializing = init,
-        .has_long_poll_delay = s->long_polling && delay > 0,
-        .long_poll_delay_ms = delay,
-    };
-    struct legacy_response r;
-    if (legacy_response_begin(&r, out, &head, NULL) != PROTO_OK)
-        return false;
-    struct replay_all all = { s, after };
-    add_all_after(&all, &r);
-    return legacy_response_end(&r, NULL) == PROTO_OK;
 }
 
 static void send_error_frame(struct legacy_session *s, const char *text)
@@ -191,6 +165,11 @@ static void send_result_error(struct legacy_session *s, const char *legacy_id, c
 
 /* The queue toward the client is over the mark (paused = true) or fell to
  * half of it: every link stops or resumes passing the hubs' messages. */
+void legacy_session_pause_links(struct legacy_session *s, bool paused)
+{
+    pause_links(s, paused);
+}
+
 static void pause_links(struct legacy_session *s, bool paused)
 {
     if (paused && s->closing)
@@ -473,7 +452,7 @@ struct legacy_session *legacy_session_create(struct legacy_table *t, const char 
     http_forwarded_for(wsi, s->forwarded_for, sizeof s->forwarded_for);
     legacy_start_init(&s->start, t->loop->cfg, &session_start_ops, s);
     msg_queue_init(&s->to_client);
-    replay_ring_init(&s->ring, REPLAY_MAX_MESSAGES, REPLAY_MAX_BYTES);
+    replay_ring_init(&s->ring, LEGACY_REPLAY_MAX_MESSAGES, LEGACY_REPLAY_MAX_BYTES);
     timer_entry_init(&s->keepalive_timer, legacy_keepalive_due);
     timer_entry_init(&s->disconnect_timer, disconnect_due);
     timer_entry_init(&s->reap_timer, reap_due);
@@ -538,24 +517,6 @@ void legacy_session_channel_gone(struct legacy_session *s)
     uint64_t grace = s->long_polling ? s->loop->cfg->legacy_long_poll_delay_ms + DISCONNECT_GRACE_MS
                                      : DISCONNECT_GRACE_MS;
     loop_timer_schedule(s->loop, &s->disconnect_timer, clock_now_ms() + s->loop->cfg->legacy_disconnect_ms + grace);
-}
-
-void legacy_session_acked(struct legacy_session *s, uint64_t seq)
-{
-    if (seq != s->acked_seq) {
-        s->acked_seq = seq;
-        size_t bytes = 0;
-        replay_ring_after(&s->ring, seq, count_bytes, &bytes);
-        s->unacked_bytes = bytes;
-    }
-    size_t mark = s->loop->cfg->max_buffered_bytes < REPLAY_MAX_BYTES / 2 ? s->loop->cfg->max_buffered_bytes
-                                                                          : REPLAY_MAX_BYTES / 2;
-    uint64_t waiting = replay_ring_last_seq(&s->ring) - s->acked_seq;
-    if (s->unacked_bytes > mark || waiting > REPLAY_MAX_MESSAGES / 2)
-        pause_links(s, true);
-    else if (s->unacked_bytes <= mark / 2 && waiting <= REPLAY_MAX_MESSAGES / 4)
-        pause_links(s, false);
-    legacy_send_release(s);
 }
 
 void legacy_session_attach(struct legacy_session *s, struct lws *wsi, enum legacy_carrier carrier, bool reconnect,

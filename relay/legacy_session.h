@@ -45,6 +45,10 @@
 #include "relay/wsi_role.h"
 #include "relay/wsmsg.h"
 
+/* The replay ring of each connection: what /reconnect (and every long poll) can replay. */
+#define LEGACY_REPLAY_MAX_MESSAGES 1000 /* the original keeps 1000 per stream */
+#define LEGACY_REPLAY_MAX_BYTES (1u << 20)
+
 /* Every legacy connection of the process, and what they share. */
 struct legacy_table {
     struct loop *loop;
@@ -169,8 +173,11 @@ void legacy_session_abort(struct legacy_session *s);
 bool legacy_session_encode_after(struct legacy_session *s, struct buf *out, uint64_t after, bool init);
 /* Ends the current channel, whatever it is (a held poll is answered). */
 void legacy_session_end_channel(struct legacy_session *s);
-/* The client has seen everything up to seq (long polling): flow control. */
+/* The client has seen everything up to seq (long polling): flow control.
+ * Defined in relay/legacy_longpoll.c. */
 void legacy_session_acked(struct legacy_session *s, uint64_t seq);
+/* Stops (true) or resumes every hub link: the client is slow. */
+void legacy_session_pause_links(struct legacy_session *s, bool paused);
 /* There is no channel now: the disconnect timeout runs. */
 void legacy_session_channel_gone(struct legacy_session *s);
 /* Ends the connection with an error text for the client (NULL: none). */
