@@ -2,6 +2,7 @@
 #include "relay/http.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -217,17 +218,22 @@ static bool http_allowed_origin(const struct relay_config *cfg, struct lws *wsi,
     return false;
 }
 
-static bool http_add_cors_headers(const struct relay_config *cfg, struct lws *wsi, unsigned char **p, unsigned char *end)
+static bool add_cors_origin(struct lws *wsi, const char *origin, unsigned char **p, unsigned char *end)
 {
-    char origin[256];
-    if (!http_allowed_origin(cfg, wsi, origin, sizeof origin))
-        return true;
     return !lws_add_http_header_by_name(wsi, (const unsigned char *)"access-control-allow-origin:",
                                         (const unsigned char *)origin, (int)strlen(origin), p, end) &&
            !lws_add_http_header_by_name(wsi, (const unsigned char *)"access-control-allow-credentials:",
                                         HEADER_VALUE("true"), p, end) &&
            !lws_add_http_header_by_name(wsi, (const unsigned char *)"vary:",
                                         HEADER_VALUE("Origin"), p, end);
+}
+
+static bool http_add_cors_headers(const struct relay_config *cfg, struct lws *wsi, unsigned char **p, unsigned char *end)
+{
+    char origin[256];
+    if (!http_allowed_origin(cfg, wsi, origin, sizeof origin))
+        return true;
+    return add_cors_origin(wsi, origin, p, end);
 }
 
 void http_answer_later(struct lws *wsi)
@@ -267,6 +273,49 @@ static bool add_connection_close_if_closing(struct lws *wsi, unsigned char **p, 
 {
     return !response_closes_connection(wsi) ||
            !lws_add_http_header_by_name(wsi, (const unsigned char *)"connection:", HEADER_VALUE("close"), p, end);
+}
+
+void http_reply_capture(const struct relay_config *cfg, struct lws *wsi, struct http_reply_ctx *ctx)
+{
+    char origin[256];
+    ctx->closes = response_closes_connection(wsi);
+    ctx->origin = http_allowed_origin(cfg, wsi, origin, sizeof origin) ? strdup(origin) : NULL;
+}
+
+void http_reply_free(struct http_reply_ctx *ctx)
+{
+    free(ctx->origin);
+    ctx->origin = NULL;
+}
+
+int http_respond_captured(const struct http_reply_ctx *ctx, struct lws *wsi, unsigned status, const char *content_type,
+                          const char *body, size_t body_len)
+{
+    unsigned char headers[LWS_PRE + 2048];
+    unsigned char *start = headers + LWS_PRE, *p = start, *end = headers + sizeof headers - 1;
+    if (lws_add_http_common_headers(wsi, status, content_type, (lws_filepos_t)body_len, &p, end) ||
+        lws_add_http_header_by_name(wsi, (const unsigned char *)"cache-control:", HEADER_VALUE("no-cache"), &p, end) ||
+        lws_add_http_header_by_name(wsi, (const unsigned char *)"x-content-type-options:", HEADER_VALUE("nosniff"), &p,
+                                    end) ||
+        (ctx->origin && !add_cors_origin(wsi, ctx->origin, &p, end)) ||
+        (ctx->closes && lws_add_http_header_by_name(wsi, (const unsigned char *)"connection:", HEADER_VALUE("close"), &p,
+                                                    end)) ||
+        lws_finalize_write_http_header(wsi, start, &p, end))
+        return -1;
+    if (body_len > 0) {
+        struct buf copy;
+        buf_init(&copy);
+        if (!buf_reserve(&copy, LWS_PRE + body_len)) {
+            buf_free(&copy);
+            return -1;
+        }
+        memcpy(copy.data + LWS_PRE, body, body_len);
+        int written = lws_write(wsi, (unsigned char *)copy.data + LWS_PRE, body_len, LWS_WRITE_HTTP_FINAL);
+        buf_free(&copy);
+        if (written < (int)body_len)
+            return -1;
+    }
+    return finish_transaction(wsi);
 }
 
 static int http_write_response(const struct relay_config *cfg, struct lws *wsi, unsigned status, const char *content_type,

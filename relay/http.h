@@ -61,6 +61,20 @@ void http_forwarded_for(struct lws *wsi, char *out, size_t len);
 void http_answer_later(struct lws *wsi);
 void http_answer_ready(struct lws *wsi);
 
+/* What answering a request needs from its request headers (CORS, whether
+ * the connection closes after it), captured so that a request answered much
+ * later (a held long poll) can give its header storage back to lws
+ * (lws_http_headers_detach: several KiB per request) while it waits. */
+struct http_reply_ctx {
+    bool closes;
+    char *origin; /* the allowed Origin to echo (owned), or NULL */
+};
+void http_reply_capture(const struct relay_config *cfg, struct lws *wsi, struct http_reply_ctx *ctx);
+void http_reply_free(struct http_reply_ctx *ctx);
+/* http_respond for a request whose headers were captured (and maybe detached). */
+int http_respond_captured(const struct http_reply_ctx *ctx, struct lws *wsi, unsigned status, const char *content_type,
+                          const char *body, size_t body_len);
+
 /* Writes a whole response (headers + body) and completes the transaction.
  * Adds CORS headers when the Origin is allowed, and Cache-Control: no-cache.
  * Returns what the lws callback should return. */

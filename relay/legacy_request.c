@@ -39,6 +39,7 @@ void legacy_request_free(struct legacy_request *r)
         lws_set_opaque_user_data(r->wsi, NULL);
     buf_free(&r->body);
     buf_free(&r->answer);
+    http_reply_free(&r->reply);
     free(r);
 }
 
@@ -46,6 +47,9 @@ void legacy_request_wait(struct legacy_request *r, void *owner, legacy_request_g
 {
     r->owner = owner;
     r->gone = gone;
+    http_reply_capture(r->cfg, r->wsi, &r->reply);
+    /* Nothing more is read from the request's headers: lws may reuse their storage meanwhile. */
+    r->detached = lws_http_headers_detach(r->wsi) == 0;
     http_answer_later(r->wsi);
 }
 
@@ -83,7 +87,8 @@ int legacy_request_writeable(struct legacy_request *r, struct lws *wsi)
 {
     if (!r->answered || wsi != r->wsi)
         return 0;
-    int rc = http_respond(r->cfg, wsi, r->status, r->content_type, r->answer.data, r->answer.len);
+    int rc = r->detached ? http_respond_captured(&r->reply, wsi, r->status, r->content_type, r->answer.data, r->answer.len)
+                         : http_respond(r->cfg, wsi, r->status, r->content_type, r->answer.data, r->answer.len);
     legacy_request_free(r);
     return rc;
 }

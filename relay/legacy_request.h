@@ -22,6 +22,7 @@
 #include "containers/buf.h"
 #include "containers/list.h"
 #include "relay/config.h"
+#include "relay/http.h"
 #include "relay/wsi_role.h"
 
 #define LEGACY_REQUEST_SUFFIX_MAX 64
@@ -49,6 +50,9 @@ struct legacy_request {
     uint64_t cursor;                    /* a long poll: the client's cursor */
     bool held;                          /* /send: answer ready, held until the client has what came before it */
     uint64_t release_at;                /* with it: the owner's mark the client must have reached */
+
+    struct http_reply_ctx reply;        /* captured when it starts waiting: its headers are given back */
+    bool detached;
 
     /* The answer, once known. */
     bool answered;

@@ -10,6 +10,7 @@
 // stock clients: the stock clients cost more CPU than the relay and would measure themselves.
 //
 //   node tests/legacy/bench/transports.mjs --relay http://127.0.0.1:8080 --pid <relay pid> [--messages 5000] [--idle 200]
+//   node tests/legacy/bench/transports.mjs --relay ... --pid ... --idle 500 --idle-only longPolling   (fresh relay each)
 import fs from "node:fs";
 import http from "node:http";
 import { parseArgs } from "node:util";
@@ -19,6 +20,8 @@ const { values: opts } = parseArgs({
     options: {
         relay: { type: "string" }, pid: { type: "string" }, messages: { type: "string", default: "5000" },
         window: { type: "string", default: "20" }, idle: { type: "string", default: "200" },
+        "idle-only": { type: "string" }, // one transport's idle cost only (a fresh relay per transport is fairer:
+                                          // RSS does not shrink when clients leave, so later runs reuse pages)
     },
 });
 if (!opts.relay || !opts.pid) {
@@ -200,11 +203,13 @@ async function idle(transport) {
     return { transport, clients: IDLE, relayRssKiB: after - before, perClientKiB: Number(((after - before) / IDLE).toFixed(2)) };
 }
 
-const push = await pushes();
-console.log(`pushes through the relay (${MESSAGES} broadcasts, ${WINDOW} calls in flight, sender on webSockets):`);
-console.table(push);
+if (!opts["idle-only"]) {
+    const push = await pushes();
+    console.log(`pushes through the relay (${MESSAGES} broadcasts, ${WINDOW} calls in flight, sender on webSockets):`);
+    console.table(push);
+}
 const idleRows = [];
-for (const t of ["webSockets", "serverSentEvents", "longPolling"]) {
+for (const t of opts["idle-only"] ? [opts["idle-only"]] : ["webSockets", "serverSentEvents", "longPolling"]) {
     idleRows.push(await idle(t));
     await new Promise((r) => setTimeout(r, 2000));
 }
