@@ -117,7 +117,7 @@ dotnet_version="$(sed -n 's/.*Include="Microsoft.AspNet.SignalR.Client" Version=
 
 # name | suite | scenario filter (node --test-name-pattern / SIGNALR_LEGACY_ONLY); the transport is in the name
 captures=()
-for transport in webSockets longPolling; do
+for transport in webSockets serverSentEvents longPolling; do
     captures+=(
         "jquery-$jquery_version-$transport-session|browser|^fixture session"
         "jquery-$jquery_version-$transport-reconnect|browser|^reconnect:"
@@ -125,8 +125,6 @@ for transport in webSockets longPolling; do
         "dotnet-$dotnet_version-$transport-reconnect|dotnet|reconnect:"
     )
 done
-# serverSentEvents: the .NET session only (docs/FIXTURES.md says why the others are not kept yet).
-captures+=("dotnet-$dotnet_version-serverSentEvents-session|dotnet|fixture session")
 
 backend_start || exit 1
 relay_start || exit 1

@@ -10,7 +10,7 @@
 # Kept: the longPolling reconnect scenario of both clients. Not yet: the session scenarios (the
 # relay holds a /send result until the client has polled the progress before it, which the
 # recorded client, polling as the real server let it, never does: row 26 of that table) and
-# serverSentEvents (replay.mjs reads a response only when it has ended; docs/FIXTURES.md).
+# serverSentEvents.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 source tests/legacy-ref/lib/reference.sh

@@ -280,6 +280,39 @@ export function matchJson(expected, actual, bindings, { ordered = false, path = 
     return expected === actual ? null : `${path}: expected ${show(expected)}, got ${show(actual)}`;
 }
 
+// Server-Sent Events responses: each recorded data line (keep-alives left out) becomes an
+// "sse-event" entry placed in the timeline at the time its chunk came, so that the replay waits for
+// it before the client actions that followed it (a /start, a /reconnect using its cursor).
+function splitEventStreams(fixture) {
+    if (fixture.sseSplit) return;
+    fixture.sseSplit = true;
+    const added = [];
+    for (const e of fixture.events) {
+        if (e.type !== "http-response" || e.headers?.["content-type"] !== "text/event-stream") continue;
+        const pieces = e.chunks ?? [{ t: e.t, data: e.body ?? "" }];
+        let pending = "", index = 0;
+        for (const piece of pieces) {
+            pending += piece.data;
+            let end;
+            while ((end = pending.indexOf("\n\n")) >= 0) {
+                const data = pending.slice(0, end).replace(/^data: /, "");
+                pending = pending.slice(end + 2);
+                if (data === "{}") continue;
+                added.push({ type: "sse-event", id: e.id, t: piece.t, line: e.line, index: index++, data });
+            }
+        }
+    }
+    for (const e of fixture.events) { // the client closed this answer (an event stream) at tEnd: so does the replay
+        if (e.type === "http-response" && e.cut === "client") added.push({ type: "http-cut", id: e.id, t: e.tEnd, line: e.line });
+    }
+    for (const a of added) {
+        // After every event of the same time or earlier: the first later one follows it.
+        let k = fixture.events.findIndex((x) => typeof x.t === "number" && x.t > a.t);
+        if (k < 0) k = fixture.events.length;
+        fixture.events.splice(k, 0, a);
+    }
+}
+
 // Writes a value from parseJson back as JSON text (numbers as written, member order kept).
 function serializeJson(v) {
     if (v instanceof JsonNumber) return v.text;
@@ -381,8 +414,10 @@ function describe(event) {
     switch (event.type) {
         case "http-request": return `line ${event.line}: ${event.method} ${event.path}`;
         case "http-response": return `line ${event.line}: response ${event.id} (${event.status ?? event.error})`;
+        case "sse-event": return `line ${event.line}: event ${event.index + 1} of stream ${event.id}: data: ${event.data.slice(0, 120)}`;
         case "ws-open": return `line ${event.line}: WebSocket ${event.ws} ${event.path}`;
         case "ws-frame": return `line ${event.line}: ws ${event.ws} ${event.dir} ${(event.text ?? "<binary>").slice(0, 120)}`;
+        case "http-cut": return `line ${event.line}: the client closes its request ${event.id}`;
         default: return `line ${event.line}: ${event.type} ws ${event.ws}`;
     }
 }
@@ -409,15 +444,24 @@ export class Replayer {
         this.streams = new Map(); // ws number -> ExpectedStream
         this.sockets = new Map(); // ws number -> { socket, pos, specialIndex, clientClosed, closed }
         this.responses = new Map(); // http id -> the recorded http-response event
+        this.liveRequests = new Map(); // http id -> this run's request (an event stream the client cuts)
         this.failure = null;
         this.waiters = new Set();
         this.stats = { requests: 0, upgrades: 0, framesSent: 0, itemsCompared: 0, framesReceived: 0,
             keepAlivesIgnored: 0, afterCloseIgnored: 0 };
+        splitEventStreams(fixture);
+        this.sse = new Map(); // http id -> the recorded sse-event entries of that stream, in order
         for (const event of fixture.events) {
             event.done = false;
-            if (event.type === "http-response") {
+            if (event.type === "sse-event") {
+                if (!this.sse.has(event.id)) this.sse.set(event.id, []);
+                this.sse.get(event.id).push(event);
+            } else if (event.type === "http-response") {
                 this.responses.set(event.id, event);
                 if (event.error !== undefined) event.done = true; // nothing to compare against
+                // Cut by the client (an event stream): its events are compared one by one, and the
+                // replay cuts it too (http-cut); nothing is left to wait for at its end.
+                if (event.cut === "client") event.done = true;
             } else if (event.type === "ws-open") {
                 this.stream(event.ws).opened = event;
             } else if (event.type === "ws-frame" && event.dir === "s2c") {
@@ -435,7 +479,7 @@ export class Replayer {
     }
 
     isServerEvent(event) {
-        return event.type === "http-response" || event.type === "ws-accepted" || event.type === "ws-refused"
+        return event.type === "http-response" || event.type === "sse-event" || event.type === "ws-accepted" || event.type === "ws-refused"
             || (event.type === "ws-frame" && event.dir === "s2c") || (event.type === "ws-close" && event.by === "server");
     }
 
@@ -519,6 +563,13 @@ export class Replayer {
             case "ws-open": return this.openSocket(event);
             case "ws-frame": return this.sendFrame(event);
             case "ws-close": return this.closeSocket(event);
+            case "http-cut": {
+                const live = this.liveRequests.get(event.id);
+                const response = this.responses.get(event.id);
+                if (response) response.done = true; // cut by the client: nothing more to compare
+                live?.destroy();
+                return undefined;
+            }
             default: return undefined;
         }
     }
@@ -540,11 +591,20 @@ export class Replayer {
         const req = http.request({ hostname: this.target.hostname, port: this.target.port, method: event.method, path, headers },
             (res) => {
                 const chunks = [];
-                res.on("data", (c) => chunks.push(c));
+                const stream = this.sse.get(event.id) ? { pending: "", next: 0 } : null;
+                res.on("data", (c) => {
+                    chunks.push(c);
+                    if (stream) this.onStreamData(event, res, stream, c.toString("utf8"));
+                });
                 res.on("end", () => this.onResponse(event, expected, res, Buffer.concat(chunks).toString("utf8"), again));
-                res.on("error", (error) => this.fail(`${describe(event)}: response failed: ${error.message}`));
+                res.on("error", (error) => {
+                    if (this.responses.get(event.id)?.cut !== "client") this.fail(`${describe(event)}: response failed: ${error.message}`);
+                });
             });
-        req.on("error", (error) => this.fail(`${describe(event)}: request failed: ${error.message}`));
+        this.liveRequests.set(event.id, req);
+        req.on("error", (error) => {
+            if (this.responses.get(event.id)?.cut !== "client") this.fail(`${describe(event)}: request failed: ${error.message}`);
+        });
         req.end(body);
     }
 
@@ -571,8 +631,44 @@ export class Replayer {
         return true;
     }
 
+    // A Server-Sent Events stream, event by event as it comes (its response ends only when the
+    // stream does, and later requests use the cursors it carried): each data line against the next
+    // recorded one, keep-alives ({}) left out on both sides.
+    onStreamData(request, res, stream, text) {
+        const expected = this.sse.get(request.id);
+        if (stream.next === 0 && stream.pending === "") {
+            const response = this.responses.get(request.id);
+            if (response && res.statusCode !== response.status) {
+                return this.fail(`${describe(response)}: status ${res.statusCode}, recorded ${response.status}`);
+            }
+        }
+        stream.pending += text;
+        let end;
+        while ((end = stream.pending.indexOf("\n\n")) >= 0) {
+            const line = stream.pending.slice(0, end);
+            stream.pending = stream.pending.slice(end + 2);
+            if (!line.startsWith("data: ")) return this.fail(`stream ${request.id}: not a data line: ${JSON.stringify(line)}`);
+            const data = line.slice(6);
+            if (data === "{}") { this.stats.keepAlivesIgnored++; continue; }
+            const want = expected[stream.next];
+            if (!want) return this.fail(`stream ${request.id}: an event beyond the recording: data: ${data.slice(0, 200)}`);
+            const why = this.compareBody(want.data, data, false);
+            if (why) return this.fail(`${describe(want)}: ${why}`);
+            want.done = true;
+            stream.next++;
+            this.stats.itemsCompared++;
+            this.wake();
+        }
+    }
+
     onResponse(request, expected, res, body, again = null) {
         if (!expected || expected.done) return; // the recording has no answer to compare with
+        if (this.sse.has(request.id)) { // compared event by event (onStreamData); here status and headers
+            if (res.statusCode !== expected.status) return this.fail(`${describe(expected)}: status ${res.statusCode}, recorded ${expected.status}`);
+            expected.done = true;
+            this.wake();
+            return;
+        }
         const continued = this.continuePoll(request, expected, res, body, again);
         if (continued === true) return;
         if (continued) body = continued.body;
