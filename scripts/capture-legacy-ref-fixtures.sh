@@ -7,10 +7,10 @@
 #
 #   scripts/capture-legacy-ref-fixtures.sh
 #
-# Kept: the longPolling reconnect scenario of both clients. Not yet: the session scenarios (the
-# relay holds a /send result until the client has polled the progress before it, which the
-# recorded client, polling as the real server let it, never does: row 26 of that table) and
-# serverSentEvents.
+# Kept: the session and reconnect scenarios of both clients over serverSentEvents, and the
+# reconnect scenario over longPolling. Not yet: the longPolling session (the relay holds a /send
+# result until the client has polled the progress before it, which the recorded client, polling as
+# the real server let it, never does: row 26 of that table).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 source tests/legacy-ref/lib/reference.sh
@@ -27,8 +27,13 @@ up="${REFERENCE_URL%/signalr}"
 jquery_version="$(node -p 'require("./tests/legacy/browser/node_modules/signalr/package.json").version')"
 dotnet_version="$(sed -n 's/.*Include="Microsoft.AspNet.SignalR.Client" Version="\([^"]*\)".*/\1/p' tests/legacy/dotnet/LegacyDotnet.csproj)"
 failed=0
-for entry in "jquery-$jquery_version-longPolling-reconnect|browser|^reconnect:" "dotnet-$dotnet_version-longPolling-reconnect|dotnet|reconnect:"; do
-    IFS='|' read -r name suite filter <<<"$entry"
+for entry in "jquery-$jquery_version-longPolling-reconnect|browser|^reconnect:|longPolling" \
+             "dotnet-$dotnet_version-longPolling-reconnect|dotnet|reconnect:|longPolling" \
+             "jquery-$jquery_version-serverSentEvents-session|browser|^fixture session|serverSentEvents" \
+             "jquery-$jquery_version-serverSentEvents-reconnect|browser|^reconnect:|serverSentEvents" \
+             "dotnet-$dotnet_version-serverSentEvents-session|dotnet|fixture session|serverSentEvents" \
+             "dotnet-$dotnet_version-serverSentEvents-reconnect|dotnet|reconnect:|serverSentEvents"; do
+    IFS='|' read -r name suite filter transport <<<"$entry"
     port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')"
     node tests/legacy/capture/record.mjs --upstream "$up" --listen "127.0.0.1:$port" --out "$work_dir/$name.jsonl" \
         --label "$name: $suite scenario /$filter/ against ASP.NET SignalR 2.4.1 (tests/legacy-ref)" 2>"$work_dir/$name.rec.log" &
@@ -36,10 +41,10 @@ for entry in "jquery-$jquery_version-longPolling-reconnect|browser|^reconnect:" 
     until grep -q '^recording ' "$work_dir/$name.rec.log" 2>/dev/null; do sleep 0.1; done
     url="http://127.0.0.1:$port/signalr"
     case "$suite" in
-        browser) (cd tests/legacy/browser && SIGNALR_LEGACY_URL="$url" SIGNALR_LEGACY_TRANSPORT=longPolling timeout 300 \
+        browser) (cd tests/legacy/browser && SIGNALR_LEGACY_URL="$url" SIGNALR_LEGACY_TRANSPORT=$transport timeout 300 \
                       node --test --test-name-pattern="$filter" test/) >"$work_dir/$name.log" 2>&1 ;;
         dotnet) SIGNALR_LEGACY_SERVER=reference SIGNALR_LEGACY_URL="$url" SIGNALR_LEGACY_ONLY="$filter" \
-                    SIGNALR_LEGACY_TRANSPORT=longPolling timeout 300 \
+                    SIGNALR_LEGACY_TRANSPORT=$transport timeout 300 \
                     dotnet tests/legacy/dotnet/bin/Release/net10.0/signalr-legacy-dotnet.dll >"$work_dir/$name.log" 2>&1 ;;
     esac
     status=$?
