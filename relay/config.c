@@ -56,6 +56,7 @@ void config_init(struct relay_config *cfg)
     cfg->legacy_path = dup_or_die("/signalr");
     cfg->legacy_keepalive_ms = 10000;
     cfg->legacy_disconnect_ms = 30000;
+    cfg->legacy_poll_timeout_ms = 110000;
     cfg->keepalive_ms = 15000;
     cfg->client_timeout_ms = 30000;
     cfg->handshake_timeout_ms = 15000;
@@ -321,6 +322,29 @@ static enum config_result parse_seconds(const char *flag, const char *value, uns
     return CONFIG_OK;
 }
 
+/* Like parse_seconds, 0 allowed. */
+static enum config_result parse_seconds_or_zero(const char *flag, const char *value, unsigned *out_ms, char *err,
+                                                size_t err_len)
+{
+    char *end;
+    errno = 0;
+    double seconds = strtod(value, &end);
+    if (errno || *end || end == value || !(seconds >= 0) || seconds > 86400)
+        return fail(err, err_len, "%s wants a number of seconds between 0 and 86400, got '%s'", flag, value);
+    *out_ms = (unsigned)(seconds * 1000.0 + 0.5);
+    return CONFIG_OK;
+}
+
+static enum config_result parse_legacy_websockets(struct relay_config *cfg, const char *value, char *err,
+                                                  size_t err_len)
+{
+    if (strcmp(value, "on") == 0) cfg->legacy_websockets = LEGACY_WEBSOCKETS_ON;
+    else if (strcmp(value, "off") == 0) cfg->legacy_websockets = LEGACY_WEBSOCKETS_OFF;
+    else if (strcmp(value, "refuse") == 0) cfg->legacy_websockets = LEGACY_WEBSOCKETS_REFUSE;
+    else return fail(err, err_len, "--legacy-websockets wants on, off or refuse, got '%s'", value);
+    return CONFIG_OK;
+}
+
 static enum config_result parse_size_between(const char *flag, const char *value, size_t *out,
                                              unsigned long long min, unsigned long long max, const char *range,
                                              char *err, size_t err_len)
@@ -388,6 +412,9 @@ static enum config_result apply_setting(struct relay_config *cfg, const char *na
     if (strcmp(name, "legacy-path") == 0) return parse_path("--legacy-path", &cfg->legacy_path, value, true, err, err_len);
     if (strcmp(name, "legacy-keepalive") == 0) return parse_seconds("--legacy-keepalive", value, &cfg->legacy_keepalive_ms, err, err_len);
     if (strcmp(name, "legacy-disconnect-timeout") == 0) return parse_seconds("--legacy-disconnect-timeout", value, &cfg->legacy_disconnect_ms, err, err_len);
+    if (strcmp(name, "legacy-poll-timeout") == 0) return parse_seconds("--legacy-poll-timeout", value, &cfg->legacy_poll_timeout_ms, err, err_len);
+    if (strcmp(name, "legacy-long-poll-delay") == 0) return parse_seconds_or_zero("--legacy-long-poll-delay", value, &cfg->legacy_long_poll_delay_ms, err, err_len);
+    if (strcmp(name, "legacy-websockets") == 0) return parse_legacy_websockets(cfg, value, err, err_len);
     if (strcmp(name, "cors-origin") == 0) return add_cors_origin(cfg, value, err, err_len);
     if (strcmp(name, "keepalive") == 0) return parse_seconds("--keepalive", value, &cfg->keepalive_ms, err, err_len);
     if (strcmp(name, "client-timeout") == 0) return parse_seconds("--client-timeout", value, &cfg->client_timeout_ms, err, err_len);
@@ -717,7 +744,8 @@ void config_print_help(FILE *out)
 "  --tls-key FILE            the PEM private key of --tls-cert (unencrypted; default: read\n"
 "                            from the --tls-cert file)\n"
 "\n"
-"Legacy ASP.NET SignalR 2.x clients (jQuery, .NET, C++; WebSockets transport):\n"
+"Legacy ASP.NET SignalR 2.x clients (jQuery, .NET, C++; webSockets, serverSentEvents,\n"
+"longPolling; foreverFrame is declined so that clients move on):\n"
 "  --legacy-path PATH        their endpoint (default /signalr; \"\" turns it off). A legacy hub\n"
 "                            proxy named like a configured hub (case-insensitive) reaches it.\n"
 "  --hub-methods NAME=M1,M2  the server methods the generated proxy script (GET PATH/hubs)\n"
@@ -729,6 +757,12 @@ void config_print_help(FILE *out)
 "  --legacy-disconnect-timeout S\n"
 "                            how long a dropped client may take to reconnect before its\n"
 "                            backend links are closed (30)\n"
+"  --legacy-poll-timeout S   longest hold of a long poll with nothing to send (110)\n"
+"  --legacy-long-poll-delay S\n"
+"                            LongPollDelay: clients wait S seconds between polls (0)\n"
+"  --legacy-websockets MODE  on (default); off: negotiate says TryWebSockets false; refuse:\n"
+"                            it says true but every upgrade is refused with 400, as behind a\n"
+"                            proxy that blocks WebSockets, so clients fall back by themselves\n"
 "\n"
 "Timing (seconds; the ASP.NET Core defaults):\n"
 "  --keepalive S             ping a client after S seconds without sending it anything (15)\n"

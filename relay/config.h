@@ -31,6 +31,9 @@ struct hub_route {
                             app's answer (a redirect to /client/) goes back as it is */
 };
 
+/* --legacy-websockets */
+enum { LEGACY_WEBSOCKETS_ON = 0, LEGACY_WEBSOCKETS_OFF, LEGACY_WEBSOCKETS_REFUSE };
+
 struct relay_config {
     char *listen_address;        /* default 127.0.0.1 */
     int listen_port;             /* default 8080 */
@@ -56,6 +59,9 @@ struct relay_config {
     size_t hub_methods_count;
     unsigned legacy_keepalive_ms; /* legacy keep-alive `{}` interval (10 s) */
     unsigned legacy_disconnect_ms;/* legacy DisconnectTimeout (30 s) */
+    unsigned legacy_poll_timeout_ms;   /* legacy ConnectionTimeout: longest hold of a long poll (110 s) */
+    unsigned legacy_long_poll_delay_ms;/* legacy LongPollDelay: clients wait this between polls (0) */
+    int legacy_websockets;        /* LEGACY_WEBSOCKETS_*: whether legacy clients may use WebSockets */
 
     unsigned keepalive_ms;        /* Core ping interval (15 s) */
     unsigned client_timeout_ms;   /* Core client timeout (30 s) */

@@ -3,6 +3,7 @@
 
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -265,17 +266,22 @@ static bool http_allowed_origin(const struct relay_config *cfg, struct lws *wsi,
     return false;
 }
 
-static bool http_add_cors_headers(const struct relay_config *cfg, struct lws *wsi, unsigned char **p, unsigned char *end)
+static bool add_cors_origin(struct lws *wsi, const char *origin, unsigned char **p, unsigned char *end)
 {
-    char origin[256];
-    if (!http_allowed_origin(cfg, wsi, origin, sizeof origin))
-        return true;
     return !lws_add_http_header_by_name(wsi, (const unsigned char *)"access-control-allow-origin:",
                                         (const unsigned char *)origin, (int)strlen(origin), p, end) &&
            !lws_add_http_header_by_name(wsi, (const unsigned char *)"access-control-allow-credentials:",
                                         HEADER_VALUE("true"), p, end) &&
            !lws_add_http_header_by_name(wsi, (const unsigned char *)"vary:",
                                         HEADER_VALUE("Origin"), p, end);
+}
+
+static bool http_add_cors_headers(const struct relay_config *cfg, struct lws *wsi, unsigned char **p, unsigned char *end)
+{
+    char origin[256];
+    if (!http_allowed_origin(cfg, wsi, origin, sizeof origin))
+        return true;
+    return add_cors_origin(wsi, origin, p, end);
 }
 
 void http_answer_later(struct lws *wsi)
@@ -383,6 +389,20 @@ int http_respond_and_close(const struct relay_config *cfg, struct lws *wsi, unsi
 {
     http_write_response(cfg, wsi, status, "text/plain", text, strlen(text), true);
     return -1;
+}
+
+bool http_begin_stream(const struct relay_config *cfg, struct lws *wsi, unsigned status, const char *content_type)
+{
+    unsigned char headers[LWS_PRE + 2048];
+    unsigned char *start = headers + LWS_PRE, *p = start, *end = headers + sizeof headers - 1;
+    return !lws_add_http_common_headers(wsi, status, content_type, LWS_ILLEGAL_HTTP_CONTENT_LEN, &p, end) &&
+           !lws_add_http_header_by_name(wsi, (const unsigned char *)"cache-control:", HEADER_VALUE("no-cache"), &p,
+                                        end) &&
+           !lws_add_http_header_by_name(wsi, (const unsigned char *)"x-accel-buffering:", HEADER_VALUE("no"), &p,
+                                        end) &&
+           !lws_add_http_header_by_name(wsi, (const unsigned char *)"x-content-type-options:",
+                                        HEADER_VALUE("nosniff"), &p, end) &&
+           http_add_cors_headers(cfg, wsi, &p, end) && !lws_finalize_write_http_header(wsi, start, &p, end);
 }
 
 int http_respond_preflight(const struct relay_config *cfg, struct lws *wsi)

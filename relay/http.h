@@ -122,6 +122,13 @@ void http_answer_capture(const struct relay_config *cfg, struct lws *wsi, struct
 int http_respond_captured(const struct http_answer_ctx *ctx, struct lws *wsi, unsigned status,
                           const char *content_type, const char *body, size_t body_len);
 
+/* Starts a streamed response (Server-Sent Events): the status and headers
+ * of http_respond, no length, plus X-Accel-Buffering: no so that proxies
+ * pass every event at once. The body follows with LWS_WRITE_HTTP writes; the
+ * response ends when the connection closes. False when the headers could
+ * not be written. */
+bool http_begin_stream(const struct relay_config *cfg, struct lws *wsi, unsigned status, const char *content_type);
+
 /* Answers a CORS preflight (OPTIONS) from an allowed origin with 204, or 403 otherwise. */
 int http_respond_preflight(const struct relay_config *cfg, struct lws *wsi);
 

@@ -15,12 +15,14 @@
 #include "protocol/legacy_frame.h"
 #include "protocol/legacy_negotiate.h"
 #include "relay/legacy_hubs_js.h"
+#include "protocol/urlencoded.h"
+#include "relay/legacy_request.h"
 #include "relay/legacy_session.h"
+#include "relay/legacy_sse.h"
 #include "relay/log.h"
 
 #define JSON_UTF8 "application/json; charset=UTF-8"
 /* The original server's defaults, which negotiate tells the client. */
-#define CONNECTION_TIMEOUT_MS 110000        /* ConnectionTimeout: how long a long poll is held */
 #define TRANSPORT_CONNECT_TIMEOUT_MS 5000   /* TransportConnectTimeout: a transport's time to connect */
 
 enum legacy_transport { TRANSPORT_UNKNOWN, TRANSPORT_WEBSOCKETS, TRANSPORT_SSE, TRANSPORT_LONG_POLLING, TRANSPORT_FOREVER_FRAME };
@@ -187,11 +189,11 @@ static int negotiate(struct legacy_table *t, struct lws *wsi)
         .connection_id = span_from_cstr(id),
         .keep_alive_timeout_ms = 2 * cfg->legacy_keepalive_ms,
         .disconnect_timeout_ms = cfg->legacy_disconnect_ms,
-        .connection_timeout_ms = CONNECTION_TIMEOUT_MS,
-        .try_websockets = true,
+        .connection_timeout_ms = cfg->legacy_poll_timeout_ms,
+        .try_websockets = cfg->legacy_websockets != LEGACY_WEBSOCKETS_OFF,
         .protocol = legacy_protocol_resolve(proto_found == HTTP_ARG_FOUND ? buf_span(&protocol_text) : SPAN_NONE),
         .transport_connect_timeout_ms = TRANSPORT_CONNECT_TIMEOUT_MS,
-        .long_poll_delay_ms = 0,
+        .long_poll_delay_ms = cfg->legacy_long_poll_delay_ms,
     };
     int rc;
     if (ok && legacy_negotiate_encode(&body, &n)) {
@@ -251,7 +253,177 @@ static int abort_connection(struct legacy_table *t, struct lws *wsi, const struc
     return respond_text(t, wsi, 200, "");
 }
 
+/* ------------------------------------------------- receive channels */
+
+/* The session a receive channel (connect, reconnect, poll) belongs to,
+ * created for a connect, and the client's cursor: messageId from the query,
+ * else from the form body (jQuery long polling). NULL when out of memory. */
+static struct legacy_session *channel_session(struct legacy_table *t, struct lws *wsi,
+                                              const struct conn_token_claims *claims, bool reconnect,
+                                              const struct buf *body, uint64_t *cursor, bool *cursor_ok,
+                                              bool *fresh_out)
+{
+    char id[40];
+    claims_connection_id(claims, id);
+    struct legacy_session *s = legacy_session_find(t, id);
+    bool fresh = s == NULL;
+    if (!s) {
+        struct legacy_hub_list hubs;
+        legacy_hub_list_init(&hubs);
+        if (!reconnect) {
+            hubs.count = claims->hub_count;
+            for (size_t i = 0; i < claims->hub_count; i++)
+                hubs.names[i] = claims->hubs[i];
+        }
+        /* A reconnect for a connection the relay no longer has gets a session
+         * without hubs whose only message tells the client to start over. */
+        s = legacy_session_create(t, id, &hubs, wsi);
+        if (!s)
+            return NULL;
+        if (!reconnect && !delayed_start(wsi))
+            legacy_session_start_implied(s); /* no /start to wait for: OnConnected's pushes go out at once */
+    }
+    uint32_t instance = 0;
+    char message_id[LEGACY_CURSOR_MAX + 8];
+    int n = http_query_arg(wsi, "messageId", message_id, sizeof message_id);
+    struct buf form_value;
+    buf_init(&form_value);
+    if (n < 0 && body && body->len > 0) {
+        struct urlencoded_limits limits = { body->len, 64, sizeof message_id - 1, 64 };
+        if (urlencoded_find(body->data, body->len, "messageId", URLENCODED_PLUS_IS_SPACE, &limits, &form_value,
+                            NULL) == PROTO_OK) {
+            memcpy(message_id, form_value.data, form_value.len);
+            n = (int)form_value.len;
+        }
+    }
+    buf_free(&form_value);
+    /* A reconnect for a connection this relay no longer has can never be honoured, whatever its
+     * cursor says (even "nothing seen yet"): the new session only tells the client to start over. */
+    *cursor = 0;
+    if (fresh_out)
+        *fresh_out = fresh;
+    *cursor_ok = !(reconnect && fresh) && n > 0 &&
+                 legacy_cursor_parse(span_make(message_id, (size_t)n), &instance, cursor) &&
+                 instance == t->instance_id;
+    return s;
+}
+
+static int open_sse(struct legacy_table *t, struct lws *wsi, const char *suffix, const struct conn_token_claims *claims)
+{
+    bool reconnect = !suffix_is(suffix, "connect");
+    uint64_t cursor;
+    bool cursor_ok;
+    struct legacy_session *s = channel_session(t, wsi, claims, reconnect, NULL, &cursor, &cursor_ok, NULL);
+    if (!s)
+        return respond_text(t, wsi, 500, "The relay ran out of memory.");
+    legacy_session_attach(s, wsi, LEGACY_CARRIER_SSE, reconnect, cursor, cursor_ok);
+    if (!legacy_sse_begin(t->loop->cfg, wsi))
+        return -1;
+    legacy_session_established(s);
+    return 0;
+}
+
+static bool has_message_id(struct lws *wsi, const struct buf *body)
+{
+    char scratch[LEGACY_CURSOR_MAX + 8];
+    if (http_query_arg(wsi, "messageId", scratch, sizeof scratch) > 0)
+        return true;
+    struct buf value;
+    buf_init(&value);
+    struct urlencoded_limits limits = { body->len, 64, body->len, 64 };
+    bool found = body->len > 0 && urlencoded_find(body->data, body->len, "messageId", URLENCODED_PLUS_IS_SPACE, &limits,
+                                                  &value, NULL) == PROTO_OK && value.len > 0;
+    buf_free(&value);
+    return found;
+}
+
+static int long_poll(struct legacy_table *t, struct lws *wsi, const char *suffix,
+                     const struct conn_token_claims *claims, struct legacy_request *r)
+{
+    bool connect = suffix_is(suffix, "connect");
+    if (!r && !(r = legacy_request_new(t->loop->cfg, wsi, suffix)))
+        return respond_text(t, wsi, 500, "The relay ran out of memory.");
+    r->dispatched = true;
+    uint64_t cursor;
+    bool cursor_ok;
+    bool fresh;
+    struct legacy_session *s = channel_session(t, wsi, claims, !connect, &r->body, &cursor, &cursor_ok, &fresh);
+    if (!s) {
+        legacy_request_free(r);
+        return respond_text(t, wsi, 500, "The relay ran out of memory.");
+    }
+    if (!connect && !fresh && !cursor_ok && !has_message_id(wsi, &r->body)) {
+        /* A poll without messageId (the original subscribes it from now). */
+        cursor = replay_ring_last_seq(&s->ring);
+        cursor_ok = true;
+    }
+    legacy_session_poll(s, r, connect, cursor, cursor_ok);
+    return 0;
+}
+
+static int send_invocation(struct legacy_table *t, struct lws *wsi, const char *suffix,
+                           const struct conn_token_claims *claims, struct legacy_request *r)
+{
+    char id[40];
+    claims_connection_id(claims, id);
+    struct legacy_session *s = legacy_session_find(t, id);
+    if (r && !s)
+        legacy_request_free(r);
+    if (!s)
+        return respond_text(t, wsi, 500, "The connection was not found: it never connected, or it has ended.");
+    if (!r && !(r = legacy_request_new(t->loop->cfg, wsi, suffix)))
+        return respond_text(t, wsi, 500, "The relay ran out of memory.");
+    r->dispatched = true;
+    return legacy_session_send(s, r);
+}
+
+/* Whether the request has a body to read before it can be served. */
+static bool has_body(struct lws *wsi)
+{
+    char length[32];
+    if (lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_TRANSFER_ENCODING) > 0)
+        return true;
+    return http_header(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH, length, sizeof length) > 0 && strtoull(length, NULL, 10) > 0;
+}
+
+static int dispatch(struct legacy_table *t, struct lws *wsi, const char *suffix, struct legacy_request *r);
+static int dispatch_request(struct legacy_table *t, struct lws *wsi, const char *suffix, struct legacy_request **rp);
+
+/* Hands the request over: the caller owns it now. */
+static struct legacy_request *legacy_request_take(struct legacy_request **rp)
+{
+    struct legacy_request *r = *rp;
+    *rp = NULL;
+    return r;
+}
+
 int legacy_http(struct legacy_table *t, struct lws *wsi, const char *suffix)
+{
+    if (has_body(wsi) && !lws_get_opaque_user_data(wsi)) {
+        /* Read it whole first (form fields of /send and long polling): served at its end. */
+        return legacy_request_new(t->loop->cfg, wsi, suffix) ? 0 : -1;
+    }
+    return dispatch(t, wsi, suffix, NULL);
+}
+
+int legacy_http_body_complete(struct legacy_table *t, struct legacy_request *r)
+{
+    if (r->dispatched)
+        return 0;
+    r->dispatched = true;
+    return dispatch(t, r->wsi, r->suffix, r);
+}
+
+/* Serves a request; r holds its body when it had one (and is freed or kept here). */
+static int dispatch(struct legacy_table *t, struct lws *wsi, const char *suffix, struct legacy_request *r)
+{
+    int rc = dispatch_request(t, wsi, suffix, &r);
+    if (r)
+        legacy_request_free(r);
+    return rc;
+}
+
+static int dispatch_request(struct legacy_table *t, struct lws *wsi, const char *suffix, struct legacy_request **rp)
 {
     char scratch[8];
     if (http_query_arg(wsi, "callback", scratch, sizeof scratch) != HTTP_ARG_ABSENT_LEN) /* any length */
@@ -265,13 +437,15 @@ int legacy_http(struct legacy_table *t, struct lws *wsi, const char *suffix)
     if (suffix_is(suffix, "ping"))
         return http_respond(t->loop->cfg, wsi, 200, JSON_UTF8, LEGACY_PING_RESPONSE, sizeof LEGACY_PING_RESPONSE - 1);
     enum legacy_transport transport = transport_of(wsi);
-    if (transport == TRANSPORT_UNKNOWN)
+    /* foreverFrame (old Internet Explorer only) is declined as the original
+     * declines a transport it does not serve: jQuery then falls back to longPolling. */
+    if (transport == TRANSPORT_UNKNOWN || transport == TRANSPORT_FOREVER_FRAME)
         return respond_bare(t, wsi, 400, "Protocol error: Unknown transport.");
     struct conn_token_claims claims;
     int rc = 0;
     if (!verify_token(t, wsi, &claims, true, &rc))
         return rc;
-    if (lws_get_opaque_user_data(wsi)) {
+    if (!*rp && lws_get_opaque_user_data(wsi)) {
         conn_token_claims_free(&claims);
         return 0;
     }
@@ -281,9 +455,12 @@ int legacy_http(struct legacy_table *t, struct lws *wsi, const char *suffix)
         rc = abort_connection(t, wsi, &claims);
     else if (transport == TRANSPORT_WEBSOCKETS)
         rc = respond_text(t, wsi, 400, "Not a valid web socket request.");
+    else if (suffix_is(suffix, "send"))
+        rc = send_invocation(t, wsi, suffix, &claims, legacy_request_take(rp));
+    else if (transport == TRANSPORT_SSE)
+        rc = open_sse(t, wsi, suffix, &claims);
     else
-        rc = respond_text(t, wsi, 400,
-                          "Protocol error: only the webSockets transport is served by this relay for now.");
+        rc = long_poll(t, wsi, suffix, &claims, legacy_request_take(rp));
     conn_token_claims_free(&claims);
     return rc;
 }
@@ -293,7 +470,7 @@ int legacy_confirm_upgrade(struct legacy_table *t, struct lws *wsi, const char *
     char scratch[8];
     if (http_query_arg(wsi, "callback", scratch, sizeof scratch) != HTTP_ARG_ABSENT_LEN) /* any length */
         return http_refuse_upgrade(t->loop->cfg, wsi, 403, "Forbidden: JSONP is disabled.");
-    if (transport_of(wsi) != TRANSPORT_WEBSOCKETS) {
+    if (transport_of(wsi) != TRANSPORT_WEBSOCKETS || t->loop->cfg->legacy_websockets != LEGACY_WEBSOCKETS_ON) {
         static const char text[] = "Protocol error: Unknown transport.";
         return http_refuse_upgrade(t->loop->cfg, wsi, 400, text);
     }
@@ -301,39 +478,15 @@ int legacy_confirm_upgrade(struct legacy_table *t, struct lws *wsi, const char *
     int rc = 0;
     if (!verify_token(t, wsi, &claims, false, &rc))
         return rc;
-    char id[40];
-    claims_connection_id(&claims, id);
     bool reconnect = !suffix_is(suffix, "connect");
-    struct legacy_session *s = legacy_session_find(t, id);
-    bool fresh = s == NULL;
+    uint64_t cursor;
+    bool cursor_ok;
+    struct legacy_session *s = channel_session(t, wsi, &claims, reconnect, NULL, &cursor, &cursor_ok, NULL);
     if (!s) {
-        struct legacy_hub_list hubs;
-        legacy_hub_list_init(&hubs);
-        if (!reconnect) {
-            hubs.count = claims.hub_count;
-            for (size_t i = 0; i < claims.hub_count; i++)
-                hubs.names[i] = claims.hubs[i];
-        }
-        /* A reconnect for a connection the relay no longer has gets a session
-         * without hubs whose only message tells the client to start over. */
-        s = legacy_session_create(t, id, &hubs, wsi);
-        if (!s) {
-            conn_token_claims_free(&claims);
-            return -1;
-        }
+        conn_token_claims_free(&claims);
+        return -1;
     }
-    uint64_t cursor = 0;
-    uint32_t instance = 0;
-    char message_id[LEGACY_CURSOR_MAX + 8];
-    int n = http_query_arg(wsi, "messageId", message_id, sizeof message_id);
-    /* A reconnect for a connection this relay no longer has can never be honoured, whatever its
-     * cursor says (even "nothing seen yet"): the new session only tells the client to start over. */
-    bool cursor_ok = !(reconnect && fresh) && n > 0 &&
-                     legacy_cursor_parse(span_make(message_id, (size_t)n), &instance, &cursor) &&
-                     instance == t->instance_id;
-    legacy_session_attach(s, wsi, reconnect, cursor, cursor_ok);
-    if (!delayed_start(wsi))
-        legacy_session_start_implied(s); /* OnConnected's pushes go out at once, as the original's */
+    legacy_session_attach(s, wsi, LEGACY_CARRIER_WEBSOCKET, reconnect, cursor, cursor_ok);
     conn_token_claims_free(&claims);
     return 0;
 }

@@ -22,6 +22,10 @@ const char *legacy_route(const struct relay_config *cfg, const char *path);
 /* An ordinary HTTP request under the endpoint. Returns the lws callback result. */
 int legacy_http(struct legacy_table *t, struct lws *wsi, const char *suffix);
 
+struct legacy_request;
+/* LWS_CALLBACK_HTTP_BODY_COMPLETION of a request whose body legacy_http read. */
+int legacy_http_body_complete(struct legacy_table *t, struct legacy_request *r);
+
 /* A WebSocket upgrade under the endpoint (LWS_CALLBACK_HTTP_CONFIRM_UPGRADE):
  * 0 to accept, 1 after writing a refusal, -1 to hang up. */
 int legacy_confirm_upgrade(struct legacy_table *t, struct lws *wsi, const char *suffix);

@@ -11,10 +11,9 @@
 #include "protocol/legacy_invocation.h"
 #include "relay/clock.h"
 #include "relay/http.h"
+#include "relay/legacy_sse.h"
 #include "relay/log.h"
 
-#define REPLAY_MAX_MESSAGES 1000      /* the original keeps 1000 per stream */
-#define REPLAY_MAX_BYTES (1u << 20)
 /* The original keeps a connection this long past DisconnectTimeout before it ends it (its transport threshold). */
 #define DISCONNECT_GRACE_MS 5000
 /* Nothing heard from the client for this many keep-alive intervals: its socket is dead. */
@@ -45,7 +44,8 @@ static void queue_text(struct legacy_session *s, const char *data, size_t len)
 {
     if (!s->wsi)
         return;
-    struct wsmsg *m = wsmsg_copy(data, len, false);
+    bool sse = s->carrier == LEGACY_CARRIER_SSE;
+    struct wsmsg *m = sse ? legacy_sse_event(data, len) : wsmsg_copy(data, len, false);
     if (!m) {
         out_of_memory(s);
         return;
@@ -53,7 +53,9 @@ static void queue_text(struct legacy_session *s, const char *data, size_t len)
     s->last_sent_ms = clock_now_ms();
     s->loop->stats.messages_to_clients++;
     s->loop->stats.bytes_to_clients += len;
-    if (!s->channel_live) {
+    if (sse)
+        s->stream_frames_queued++;
+    if (!s->channel_live || sse) {
         /* Not established yet: lws writes nothing before ESTABLISHED. */
         msg_queue_push(&s->to_client, m);
         lws_callback_on_writable(s->wsi);
@@ -92,9 +94,22 @@ static void push_element(struct legacy_session *s, struct span element)
         out_of_memory(s);
         return;
     }
+    static const char progress[] = "{\"I\":\"P|";
+    bool is_progress = element.len >= sizeof progress - 1 && memcmp(element.ptr, progress, sizeof progress - 1) == 0;
+    if (is_progress)
+        s->progress_seq = seq;
+    if (s->long_polling) {
+        /* What the client has not polled yet is its queue: bounded as a stream's. */
+        s->unacked_bytes += element.len;
+        legacy_session_acked(s, s->acked_seq);
+    }
     /* Before /start is answered (OnConnected's messages, early broadcasts) the
      * ring holds it: flush_after_start sends it once the answer is written
      * (the original writes them while it handles /start). */
+    if (s->poll && !s->closing && s->started) {
+        legacy_poll_answer(s, NULL);
+        return;
+    }
     if (!s->channel_live || s->closing || !s->started)
         return;
     struct buf frame;
@@ -104,6 +119,8 @@ static void push_element(struct legacy_session *s, struct span element)
     else
         out_of_memory(s);
     buf_free(&frame);
+    if (is_progress)
+        s->progress_frame = s->stream_frames_queued;
 }
 
 struct replay_ctx {
@@ -142,7 +159,7 @@ static void send_result_error(struct legacy_session *s, const char *legacy_id, c
 {
     struct buf out;
     buf_init(&out);
-    if (legacy_result_error(&out, legacy_id, text))
+    if (legacy_result_error(&out, legacy_id, text) && !legacy_send_result(s, out.data, out.len))
         queue_text(s, out.data, out.len);
     buf_free(&out);
 }
@@ -151,8 +168,15 @@ static void send_result_error(struct legacy_session *s, const char *legacy_id, c
 
 /* The queue toward the client is over the mark (paused = true) or fell to
  * half of it: every link stops or resumes passing the hubs' messages. */
+void legacy_session_pause_links(struct legacy_session *s, bool paused)
+{
+    pause_links(s, paused);
+}
+
 static void pause_links(struct legacy_session *s, bool paused)
 {
+    if (paused && s->closing)
+        return;
     if (s->links_paused == paused)
         return;
     s->links_paused = paused;
@@ -177,9 +201,12 @@ static void link_push(void *owner, struct span element)
     push_element(owner, element);
 }
 
+/* A hub result: in the answer of the /send that waits for it (SSE, long
+ * polling), else on the WebSocket. */
 static void link_reply(void *owner, const char *frame, size_t len)
 {
-    queue_text(owner, frame, len);
+    if (!legacy_send_result(owner, frame, len))
+        queue_text(owner, frame, len);
 }
 
 static void link_changed(void *owner, struct legacy_link *l)
@@ -196,7 +223,7 @@ static void link_drained(void *owner)
 {
     struct legacy_session *s = owner;
     if (!any_link_full(s))
-        wsmsg_resume_reading(s->wsi, &s->client_paused);
+        wsmsg_resume_reading(s->carrier == LEGACY_CARRIER_WEBSOCKET ? s->wsi : NULL, &s->client_paused);
 }
 
 static const struct legacy_link_ops session_link_ops = {
@@ -257,6 +284,10 @@ static enum legacy_start_verdict start_verdict(void *owner, const char **failure
  * it still holds, should more have come than it keeps). */
 static void flush_after_start(struct legacy_session *s)
 {
+    if (s->poll && !s->closing) { /* a poll held meanwhile takes them */
+        legacy_poll_answer(s, NULL);
+        return;
+    }
     uint64_t last = replay_ring_last_seq(&s->ring);
     if (!s->channel_live || s->closing || s->ring.count == 0)
         return;
@@ -327,6 +358,8 @@ static void legacy_keepalive_due(struct timer_entry *e)
     if (!s->wsi || s->closing)
         return;
     uint64_t now = clock_now_ms(), interval = s->loop->cfg->legacy_keepalive_ms;
+    if (s->carrier != LEGACY_CARRIER_WEBSOCKET)
+        s->last_heard_ms = now; /* SSE: no pings; a dead stream is noticed when a write fails */
     if (now - s->last_heard_ms >= DEAD_AFTER_INTERVALS * interval) {
         log_info("legacy %s: nothing heard from the client for %llu ms; closing its dead socket", s->connection_id,
                  (unsigned long long)(now - s->last_heard_ms));
@@ -351,7 +384,7 @@ void legacy_session_heard(struct legacy_session *s)
 static void disconnect_due(struct timer_entry *e)
 {
     struct legacy_session *s = list_container_of(e, struct legacy_session, disconnect_timer);
-    if (s->wsi)
+    if (s->wsi || s->poll)
         return;
     log_info("legacy %s: client did not come back within the disconnect timeout", s->connection_id);
     session_end(s, NULL);
@@ -364,7 +397,14 @@ static void session_free(struct legacy_session *s)
     timer_cancel(&s->keepalive_timer);
     timer_cancel(&s->disconnect_timer);
     timer_cancel(&s->reap_timer);
+    timer_cancel(&s->poll_timer);
     legacy_start_detach(&s->start);
+    legacy_send_end_all(s, NULL);
+    if (s->poll) {
+        s->poll->owner = NULL;
+        s->poll = NULL;
+        s->loop->stats.legacy_polls_held--;
+    }
     if (s->in_table)
         dict_remove(&s->table->by_id, &s->entry);
     for (size_t i = 0; i < s->link_count; i++)
@@ -386,7 +426,7 @@ static void session_free(struct legacy_session *s)
 static void reap_due(struct timer_entry *e)
 {
     struct legacy_session *s = list_container_of(e, struct legacy_session, reap_timer);
-    if (!s->wsi && !s->start.wsi) {
+    if (!s->wsi && !s->start.wsi && !s->poll && list_is_empty(&s->sends)) {
         session_free(s);
         return;
     }
@@ -427,8 +467,16 @@ static void session_end(struct legacy_session *s, const char *error_text)
             send_error_frame(s, error_text);
         lws_callback_on_writable(s->wsi);
     }
+    legacy_poll_answer(s, error_text);
+    legacy_send_end_all(s, error_text ? error_text : "The connection has ended.");
+    timer_cancel(&s->poll_timer);
     timer_cancel(&s->disconnect_timer);
     loop_timer_schedule(s->loop, &s->reap_timer, clock_now_ms());
+}
+
+void legacy_session_end(struct legacy_session *s, const char *error_text)
+{
+    session_end(s, error_text);
 }
 
 struct legacy_session *legacy_session_create(struct legacy_table *t, const char *connection_id,
@@ -454,10 +502,12 @@ struct legacy_session *legacy_session_create(struct legacy_table *t, const char 
     http_forwarded_for(wsi, s->forwarded_for, sizeof s->forwarded_for);
     legacy_start_init(&s->start, t->loop->cfg, &session_start_ops, s);
     msg_queue_init(&s->to_client);
-    replay_ring_init(&s->ring, REPLAY_MAX_MESSAGES, REPLAY_MAX_BYTES);
+    replay_ring_init(&s->ring, LEGACY_REPLAY_MAX_MESSAGES, LEGACY_REPLAY_MAX_BYTES);
     timer_entry_init(&s->keepalive_timer, legacy_keepalive_due);
     timer_entry_init(&s->disconnect_timer, disconnect_due);
     timer_entry_init(&s->reap_timer, reap_due);
+    timer_entry_init(&s->poll_timer, legacy_poll_due);
+    list_init_head(&s->sends);
     s->loop->stats.legacy_sessions_active++;
     list_push_back(&t->all, &s->all);
     if (dict_insert(&t->by_id, &s->entry, span_from_cstr(s->connection_id)) != DICT_OK) {
@@ -480,18 +530,55 @@ struct legacy_session *legacy_session_find(struct legacy_table *t, const char *c
     return e ? list_container_of(e, struct legacy_session, entry) : NULL;
 }
 
-void legacy_session_attach(struct legacy_session *s, struct lws *wsi, bool reconnect, uint64_t cursor,
-                           bool cursor_ok)
+/* The stream's queue is gone: /send answers held behind it go out (what they
+ * waited for comes again through the replay on /reconnect). */
+static void stream_dropped(struct legacy_session *s)
 {
-    if (s->wsi && s->wsi != wsi) {
+    s->stream_frames_written = s->stream_frames_queued;
+    legacy_send_release(s);
+}
+
+void legacy_session_end_channel(struct legacy_session *s)
+{
+    if (s->wsi) {
         /* A newer channel replaces the old one, which is closed. */
         lws_set_opaque_user_data(s->wsi, NULL);
         lws_set_timeout(s->wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
         msg_queue_clear(&s->to_client);
+        s->wsi = NULL;
+        s->channel_live = false;
         s->client_paused = false; /* the new socket is read from the start */
         pause_links(s, false);    /* and nothing waits for it yet */
+        wsmsg_free(s->rx_partial);
+        s->rx_partial = NULL;
+        timer_cancel(&s->keepalive_timer);
+        stream_dropped(s);
     }
+    legacy_poll_answer(s, NULL); /* a held poll ends with what it has (maybe nothing) */
+}
+
+void legacy_session_channel_gone(struct legacy_session *s)
+{
+    if (s->closing || s->wsi || s->poll)
+        return;
+    /* The client may come back through /reconnect (or its next poll): keep the
+     * backend links for DisconnectTimeout plus the original's transport
+     * threshold (5 s; LongPollDelay for long polling). */
+    uint64_t grace = s->long_polling ? s->loop->cfg->legacy_long_poll_delay_ms + DISCONNECT_GRACE_MS
+                                     : DISCONNECT_GRACE_MS;
+    loop_timer_schedule(s->loop, &s->disconnect_timer, clock_now_ms() + s->loop->cfg->legacy_disconnect_ms + grace);
+}
+
+void legacy_session_attach(struct legacy_session *s, struct lws *wsi, enum legacy_carrier carrier, bool reconnect,
+                           uint64_t cursor, bool cursor_ok)
+{
+    if (s->wsi != wsi)
+        legacy_session_end_channel(s);
     timer_cancel(&s->disconnect_timer);
+    s->long_polling = false;
+    if (s->links_paused && msg_queue_is_empty(&s->to_client))
+        pause_links(s, false);
+    s->carrier = carrier;
     s->wsi = wsi;
     s->channel_live = false;
     s->channel_reconnect = reconnect;
@@ -513,6 +600,8 @@ void legacy_session_established(struct legacy_session *s)
         return;
     }
     struct replay_all all = { s, reconnect ? s->reconnect_cursor : 0 };
+    if (s->carrier == LEGACY_CARRIER_SSE)
+        queue_text(s, LEGACY_SSE_INITIALIZED, sizeof LEGACY_SSE_INITIALIZED - 1);
     if (!reconnect && !s->started) {
         /* The init frame of a connection not started yet carries nothing: the
          * hubs' pushes wait for /start (flush_after_start). */
@@ -568,11 +657,11 @@ static void forward_invocation_as(struct legacy_session *s, struct hub_msg *msg,
         }
     }
     legacy_link_invoke(l, legacy_id, msg);
-    if (legacy_link_full(l))
+    if (legacy_link_full(l) && s->carrier == LEGACY_CARRIER_WEBSOCKET)
         wsmsg_pause_reading(s->wsi, &s->client_paused, s->loop);
 }
 
-static void forward_invocation(struct legacy_session *s, struct hub_msg *msg)
+void legacy_session_invoke(struct legacy_session *s, struct hub_msg *msg)
 {
     char *legacy_id = invocation_id_copy(msg);
     if (!legacy_id) {
@@ -590,7 +679,7 @@ static void handle_client_text(struct legacy_session *s, const char *data, size_
     hub_msg_init(&msg);
     enum proto_status st = legacy_invocation_decode(data, len, &msg, &err);
     if (st == PROTO_OK) {
-        forward_invocation(s, &msg);
+        legacy_session_invoke(s, &msg);
     } else {
         s->loop->stats.protocol_errors++;
         log_info("legacy %s: unreadable invocation (%s: %s)", s->connection_id, proto_status_name(st), err.detail);
@@ -631,6 +720,17 @@ int legacy_session_writeable(struct legacy_session *s, struct lws *wsi)
 {
     if (wsi != s->wsi)
         return -1;
+    if (s->carrier == LEGACY_CARRIER_SSE) {
+        if (!legacy_sse_flush(wsi, &s->to_client))
+            return -1;
+        if (msg_queue_is_empty(&s->to_client) && !lws_partial_buffered(wsi)) {
+            s->stream_frames_written = s->stream_frames_queued;
+            legacy_send_release(s);
+        }
+        if (s->links_paused && s->to_client.bytes <= s->loop->cfg->max_buffered_bytes / 2)
+            pause_links(s, false);
+        return s->closing && msg_queue_is_empty(&s->to_client) && !lws_partial_buffered(wsi) ? -1 : 0;
+    }
     if (s->ping_due && !lws_partial_buffered(wsi)) {
         /* Not empty: lws passes only non-empty pongs up to LWS_CALLBACK_RECEIVE_PONG. */
         unsigned char ping[LWS_PRE + 2] = { [LWS_PRE] = 's', [LWS_PRE + 1] = 'r' };
@@ -661,14 +761,12 @@ void legacy_session_channel_closed(struct legacy_session *s, struct lws *wsi)
     wsmsg_free(s->rx_partial);
     s->rx_partial = NULL;
     timer_cancel(&s->keepalive_timer);
+    stream_dropped(s);
     if (s->closing) {
         loop_timer_schedule(s->loop, &s->reap_timer, clock_now_ms());
         return;
     }
-    /* The client may come back through /reconnect: keep the backend links
-     * for DisconnectTimeout plus the original's 5 s transport threshold. */
-    loop_timer_schedule(s->loop, &s->disconnect_timer,
-                         clock_now_ms() + s->loop->cfg->legacy_disconnect_ms + DISCONNECT_GRACE_MS);
+    legacy_session_channel_gone(s);
 }
 
 void legacy_session_abort(struct legacy_session *s)

@@ -345,6 +345,7 @@ static void detach_and_destroy(struct lws *wsi, void *owner)
     case WSI_ROLE_NEGOTIATION: core_negotiate_abandon(owner); break;
     case WSI_ROLE_LEGACY_SESSION: legacy_session_channel_closed(owner, wsi); break;
     case WSI_ROLE_LEGACY_START: legacy_start_abandoned(owner); break;
+    case WSI_ROLE_LEGACY_REQUEST: legacy_request_closed(owner); break;
     case WSI_ROLE_BACKEND_NEGOTIATE:
     case WSI_ROLE_BACKEND_LINK: backend_wsi_destroyed(owner); break;
     case WSI_ROLE_SERVICE_SERVER: service_server_destroy(owner); break;
@@ -372,18 +373,27 @@ static int server_callback(struct lws *wsi, enum lws_callback_reasons reason, vo
             return legacy_start_writeable(owner, wsi);
         if (role_of(owner) == WSI_ROLE_CORE_HTTP || role_of(owner) == WSI_ROLE_CORE_POST)
             return core_http_writeable(owner, wsi);
+        if (role_of(owner) == WSI_ROLE_LEGACY_REQUEST)
+            return legacy_request_writeable(owner, wsi);
+        if (role_of(owner) == WSI_ROLE_LEGACY_SESSION) /* a Server-Sent Events stream */
+            return legacy_session_writeable(owner, wsi);
         return 0;
     case LWS_CALLBACK_HTTP_BODY:
         if (role_of(owner) == WSI_ROLE_CORE_POST)
             return core_http_body(owner, in, len);
+        if (role_of(owner) == WSI_ROLE_LEGACY_REQUEST)
+            legacy_request_body(owner, in, len);
         return 0;
     case LWS_CALLBACK_HTTP_BODY_COMPLETION:
         if (role_of(owner) == WSI_ROLE_CORE_POST)
             return core_http_body_done(owner, wsi);
+        if (role_of(owner) == WSI_ROLE_LEGACY_REQUEST)
+            return legacy_http_body_complete(&relay->legacy, owner);
         return 0;
     case LWS_CALLBACK_CLOSED_HTTP:
         if (role_of(owner) == WSI_ROLE_NEGOTIATION || role_of(owner) == WSI_ROLE_LEGACY_START ||
-            role_of(owner) == WSI_ROLE_CORE_HTTP || role_of(owner) == WSI_ROLE_CORE_POST)
+            role_of(owner) == WSI_ROLE_CORE_HTTP || role_of(owner) == WSI_ROLE_CORE_POST ||
+            role_of(owner) == WSI_ROLE_LEGACY_REQUEST || role_of(owner) == WSI_ROLE_LEGACY_SESSION)
             detach_and_destroy(wsi, owner);
         return 0;
     case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
@@ -819,6 +829,7 @@ static void relay_render_metrics(struct relay *relay, struct buf *out)
         "signalr_relay_out_of_memory_closes_total %llu\n"
         "signalr_relay_legacy_sessions_active %llu\n"
         "signalr_relay_legacy_negotiations_total %llu\n"
+        "signalr_relay_legacy_polls_held %llu\n"
         "signalr_relay_client_connections_active %zu\n"
         "signalr_relay_client_connections_accepted_total %llu\n"
         "signalr_relay_client_connections_refused_total %llu\n"
@@ -835,7 +846,8 @@ static void relay_render_metrics(struct relay *relay, struct buf *out)
         (unsigned long long)s->bytes_to_clients, (unsigned long long)s->protocol_errors,
         (unsigned long long)s->flow_control_pauses, (unsigned long long)s->out_of_memory_closes,
         (unsigned long long)s->legacy_sessions_active,
-        (unsigned long long)s->legacy_negotiations, listener_active(&relay->listener),
+        (unsigned long long)s->legacy_negotiations, (unsigned long long)s->legacy_polls_held,
+        listener_active(&relay->listener),
         (unsigned long long)relay->listener.stats.accepted, (unsigned long long)relay->listener.stats.refused,
         (unsigned long long)relay->listener.stats.accept_pauses,
         (unsigned long long)relay->listener.stats.unidentified_closed, connection_timers(relay),

@@ -14,6 +14,7 @@ enum wsi_role {
     WSI_ROLE_CORE_SESSION, /* struct core_session: a Core client WebSocket */
     WSI_ROLE_LEGACY_SESSION, /* struct legacy_session: a legacy client's WebSocket channel */
     WSI_ROLE_LEGACY_START, /* struct legacy_start_wait: a legacy /start awaiting backend links */
+    WSI_ROLE_LEGACY_REQUEST, /* struct legacy_request: a legacy HTTP request read whole, maybe answered later */
     WSI_ROLE_BACKEND_NEGOTIATE, /* struct backend_negotiate (backend.c) */
     WSI_ROLE_BACKEND_LINK,      /* struct backend_link (backend.c) */
     WSI_ROLE_SERVICE_SERVER,    /* struct service_server: an app's server connection (service mode) */

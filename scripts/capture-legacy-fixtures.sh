@@ -57,9 +57,10 @@ free_port() {
     python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
 }
 
-# capture NAME SUITE FILTER: one scenario of one suite through a fresh recorder into NAME.jsonl.
+# capture NAME SUITE FILTER TRANSPORT: one scenario of one suite over TRANSPORT through a fresh
+# recorder into NAME.jsonl.
 capture() {
-    local name="$1" suite="$2" filter="$3"
+    local name="$1" suite="$2" filter="$3" transport="${4:-webSockets}"
     local port file log status
     port="$(free_port)"
     file="$work_dir/$name.jsonl"
@@ -79,10 +80,10 @@ capture() {
     local url="http://127.0.0.1:$port/signalr"
     case "$suite" in
         browser)
-            (cd tests/legacy/browser && SIGNALR_LEGACY_URL="$url" timeout 300 node --test \
+            (cd tests/legacy/browser && SIGNALR_LEGACY_URL="$url" SIGNALR_LEGACY_TRANSPORT="$transport" timeout 300 node --test \
                 --test-name-pattern="$filter" --test-reporter=spec test/) >"$log" 2>&1 ;;
         dotnet)
-            SIGNALR_LEGACY_URL="$url" SIGNALR_LEGACY_ONLY="$filter" timeout 300 \
+            SIGNALR_LEGACY_URL="$url" SIGNALR_LEGACY_ONLY="$filter" SIGNALR_LEGACY_TRANSPORT="$transport" timeout 300 \
                 dotnet tests/legacy/dotnet/bin/Release/net10.0/signalr-legacy-dotnet.dll >"$log" 2>&1 ;;
     esac
     status=$?
@@ -114,13 +115,16 @@ jquery_version="$(node -p 'require("./tests/legacy/browser/node_modules/signalr/
 dotnet_version="$(sed -n 's/.*Include="Microsoft.AspNet.SignalR.Client" Version="\([^"]*\)".*/\1/p' tests/legacy/dotnet/LegacyDotnet.csproj)"
 [ -n "$jquery_version" ] && [ -n "$dotnet_version" ] || { echo "cannot tell the client versions" >&2; exit 1; }
 
-# name | suite | scenario filter (node --test-name-pattern / SIGNALR_LEGACY_ONLY)
-captures=(
-    "jquery-$jquery_version-webSockets-session|browser|^fixture session"
-    "jquery-$jquery_version-webSockets-reconnect|browser|^reconnect:"
-    "dotnet-$dotnet_version-webSockets-session|dotnet|fixture session"
-    "dotnet-$dotnet_version-webSockets-reconnect|dotnet|reconnect:"
-)
+# name | suite | scenario filter (node --test-name-pattern / SIGNALR_LEGACY_ONLY); the transport is in the name
+captures=()
+for transport in webSockets serverSentEvents longPolling; do
+    captures+=(
+        "jquery-$jquery_version-$transport-session|browser|^fixture session"
+        "jquery-$jquery_version-$transport-reconnect|browser|^reconnect:"
+        "dotnet-$dotnet_version-$transport-session|dotnet|fixture session"
+        "dotnet-$dotnet_version-$transport-reconnect|dotnet|reconnect:"
+    )
+done
 
 backend_start || exit 1
 relay_start || exit 1
@@ -130,7 +134,8 @@ failed=0
 for entry in "${captures[@]}"; do
     IFS='|' read -r name suite filter <<<"$entry"
     case "$name" in *"$only"*) ;; *) continue ;; esac
-    capture "$name" "$suite" "$filter" || failed=$((failed + 1))
+    transport="${name#*-*-}"; transport="${transport%%-*}"
+    capture "$name" "$suite" "$filter" "$transport" || failed=$((failed + 1))
 done
 
 if [ "${#captured[@]}" -gt 0 ]; then

@@ -7,8 +7,10 @@
 #     run); a difference between 1 and 2 is a relay bug,
 #  3. the stock legacy clients (jQuery 2.4.3 in headless Chromium, .NET 2.4.2) through the relay's
 #     /signalr endpoint, translated to the same backend hubs: through the ASan build with the page
-#     on the relay's origin, and the jQuery suite again through the release build with the page
-#     on another origin (SIGNALR_LEGACY_PAGE=cross-origin: CORS with credentials, form posts),
+#     on the relay's origin over webSockets, serverSentEvents and longPolling, and through the
+#     release build the jQuery suite with the page on another origin (SIGNALR_LEGACY_PAGE=cross-origin:
+#     CORS with credentials, form posts) and both suites on auto with WebSockets refused by the
+#     relay (--legacy-websockets refuse), so that they fall back to serverSentEvents by themselves,
 #  4. the captured sessions of those clients (fixtures/legacy) replayed against the ASan relay, the
 #     server's side compared with the recording (tests/legacy/capture/replay.mjs).
 # Builds a missing relay build first (build/release, build/asan). Every suite run is bounded in
@@ -95,12 +97,25 @@ for build in ${RELAY_BUILDS:-release asan}; do
     if [ "$build" = asan ]; then
         echo "=== legacy clients through the $build relay ($RELAY_URL/signalr), page on the relay's origin"
         step "legacy clients, $build relay" env SIGNALR_LEGACY_URL=$RELAY_URL/signalr SIGNALR_LABEL=$build tests/legacy/run.sh
+        for transport in serverSentEvents longPolling; do
+            echo "=== legacy clients over $transport through the $build relay"
+            step "legacy clients over $transport, $build relay" env SIGNALR_LEGACY_URL=$RELAY_URL/signalr \
+                SIGNALR_LABEL="$build $transport" SIGNALR_LEGACY_TRANSPORT=$transport tests/legacy/run.sh
+        done
         echo "=== captured legacy sessions (fixtures/legacy) replayed through the $build relay"
         step "legacy replay, $build relay" env SIGNALR_LEGACY_URL=$RELAY_URL/signalr tests/legacy/capture/run.sh
     else
         echo "=== jQuery client through the $build relay ($RELAY_URL/signalr), page on another origin"
         step "legacy jQuery cross-origin, $build relay" env SIGNALR_LEGACY_URL=$RELAY_URL/signalr SIGNALR_LABEL=$build \
             SIGNALR_LEGACY_SUITES=browser SIGNALR_LEGACY_PAGE=cross-origin SIGNALR_LEGACY_PAGE_PORT=$PAGE_PORT tests/legacy/run.sh
+        # Transport fallback: the relay refuses every WebSocket upgrade (negotiate still says
+        # TryWebSockets), so both clients on auto try WebSockets, fail, and end up on serverSentEvents.
+        relay_stop || { echo "the $build relay did not shut down cleanly"; status=1; }
+        relay_start --legacy-websockets refuse || exit 1
+        echo "=== legacy clients on auto, WebSockets refused by the $build relay: fallback"
+        step "legacy fallback (auto, WebSockets refused), $build relay" env SIGNALR_LEGACY_URL=$RELAY_URL/signalr \
+            SIGNALR_LABEL="$build fallback" SIGNALR_LEGACY_TRANSPORT=auto SIGNALR_LEGACY_AUTO_EXPECT=serverSentEvents \
+            tests/legacy/run.sh
     fi
 
     relay_stop || { echo "the $build relay did not shut down cleanly"; status=1; }

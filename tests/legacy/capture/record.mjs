@@ -326,17 +326,20 @@ export class Recorder {
                 ...maskRequestBody(body, this.masker, scope),
             });
             const headers = { ...req.headers, host: `${this.upstream.hostname}:${this.upstream.port || 80}` };
+            let answer = null; // { tHead, upRes, parts, recorded } once the upstream answered
             const up = http.request({ ...this.target(req), method: req.method, headers }, (upRes) => {
                 const tHead = this.t();
                 res.writeHead(upRes.statusCode, upRes.statusMessage, upRes.headers);
                 const parts = [];
+                answer = { tHead, upRes, parts, recorded: false };
                 upRes.on("data", (c) => {
                     res.write(c);
                     parts.push({ t: this.t(), data: c.toString("utf8") });
                 });
                 upRes.on("end", () => {
                     res.end();
-                    this.recordResponse(id, tHead, upRes, parts, scope);
+                    if (!answer.recorded) this.recordResponse(id, tHead, upRes, parts, scope);
+                    answer.recorded = true;
                 });
                 upRes.on("error", () => res.destroy());
             });
@@ -345,14 +348,21 @@ export class Recorder {
                 res.writeHead(502, { "Content-Type": "text/plain" }).end(`recorder: upstream failed: ${error.message}`);
             });
             // The client went away before the answer was complete (e.g. a long poll it aborted).
+            // An answer already under way (an event stream the client closed) is recorded as far as
+            // it came, with cut: "client" and tEnd the time of the cut.
             res.on("close", () => {
-                if (!res.writableFinished) up.destroy();
+                if (res.writableFinished) return;
+                if (answer && !answer.recorded) {
+                    answer.recorded = true;
+                    this.recordResponse(id, answer.tHead, answer.upRes, answer.parts, scope, "client");
+                }
+                up.destroy();
             });
             up.end(Buffer.concat(chunks));
         });
     }
 
-    recordResponse(id, tHead, upRes, parts, scope) {
+    recordResponse(id, tHead, upRes, parts, scope, cut = null) {
         const body = parts.map((p) => p.data).join("");
         const contentType = upRes.headers["content-type"];
         const entry = {
@@ -363,6 +373,7 @@ export class Recorder {
         if (parts.length > 1) {
             entry.chunks = parts.map((p) => ({ t: p.t, data: maskResponseBody(p.data, contentType, this.masker, scope) }));
         }
+        if (cut) entry.cut = cut;
         this.write(entry);
     }
 

@@ -22,6 +22,18 @@ passed=$SUITE_PASSED failed=$SUITE_FAILED
 skipped="$(grep -cE '^ *ok [0-9]+ - .* # SKIP' "$tap")"
 # A run that skipped the replays counts as a failure too.
 if [ "${skipped:-0}" -ne 0 ]; then failed=$((failed + 1)); fi
+# Sessions recorded against the real 2.x server (fixtures/legacy/reference, scripts/capture-legacy-ref-fixtures.sh):
+# the relay must answer as it did, the differences listed in tests/legacy-ref/README.md masked
+# (reference-mask.mjs).
+shopt -s nullglob
+reference=("$here/../../../fixtures/legacy/reference/"*.jsonl)
+if [ "${#reference[@]}" -gt 0 ]; then
+    if timeout 120 node "$here/replay.mjs" --reference --target "${SIGNALR_LEGACY_URL%/signalr}" "${reference[@]}"; then
+        passed=$((passed + ${#reference[@]}))
+    else
+        failed=$((failed + 1))
+    fi
+fi
 echo "== replay of fixtures/legacy against $SIGNALR_LEGACY_URL ($((SECONDS - started)) s)"
 echo "replay: $passed passed, $failed failed"
 rm -f "$tap"

@@ -25,6 +25,12 @@ const ROOT = path.resolve(HERE, "..");
 
 export const LEGACY_URL = (process.env.SIGNALR_LEGACY_URL || "").replace(/\/+$/, "");
 export const PAGE_MODE = process.env.SIGNALR_LEGACY_PAGE || "same-origin";
+// SIGNALR_LEGACY_TRANSPORT: webSockets (default), serverSentEvents, longPolling, or auto (the
+// client's own order with fallback). EXPECTED_TRANSPORT is the one a started client must be on:
+// the forced one, or for auto SIGNALR_LEGACY_AUTO_EXPECT (default webSockets; serverSentEvents
+// when the relay refuses WebSockets with --legacy-websockets refuse).
+export const TRANSPORT = process.env.SIGNALR_LEGACY_TRANSPORT || "webSockets";
+export const EXPECTED_TRANSPORT = TRANSPORT === "auto" ? (process.env.SIGNALR_LEGACY_AUTO_EXPECT || "webSockets") : TRANSPORT;
 const PAGE_PORT = Number(process.env.SIGNALR_LEGACY_PAGE_PORT || 0);
 const CHROMIUM = process.env.SIGNALR_LEGACY_CHROMIUM || "/usr/bin/chromium";
 // SIGNALR_LEGACY_VERBOSE=1 prints the page's console (the jQuery client's own log) for every test,
@@ -175,7 +181,7 @@ export class Browser {
             // requests reach the relay as the browser sends them.
             await context.unrouteAll({ behavior: "wait" });
         }
-        const versions = await page.evaluate((url) => window.legacy.configure({ url, logging: true }), LEGACY_URL);
+        const versions = await page.evaluate(([url, transport]) => window.legacy.configure({ url, transport, logging: true }), [LEGACY_URL, TRANSPORT]);
         return new LegacyPage(context, page, console, versions, aborts);
     }
 

@@ -143,12 +143,15 @@
             return snapshot(c);
         },
 
-        // Starts over WebSockets only. Resolves with the client's state, or with {failed} when the
-        // client rejected the start (the Node side shows why).
+        // Starts over the configured transport (settings.transport: webSockets unless told;
+        // "auto": the client's own order with fallback). Resolves with the client's state, or
+        // with {failed} when the client rejected the start (the Node side shows why).
         start: function (name, timeoutMs) {
             var c = client(name);
+            var transport = settings.transport || "webSockets";
+            var options = transport === "auto" ? {} : { transport: transport };
             var started = new Promise(function (resolve, reject) {
-                c.connection.start({ transport: "webSockets" }).done(resolve).fail(reject);
+                c.connection.start(options).done(resolve).fail(reject);
             });
             return withTimeout(started, timeoutMs, "start of '" + name + "'").then(function () {
                 return snapshot(c);
@@ -231,9 +234,25 @@
         // non-1000 code, without /abort, and answers once the socket has closed (so whatever the
         // test does next happens after the server saw the close, also in a recording of it). The
         // jQuery client sees the close and reconnects after its reconnectDelay (2000 ms).
+        // Over serverSentEvents the EventSource is closed and over longPolling the pending poll
+        // aborted, each then reported to the client as a lost connection (its own
+        // lostConnection), so it reconnects after its reconnectDelay with its last cursor.
         dropSocket: function (name, code, reason) {
             var c = client(name);
-            var socket = c.connection.socket;
+            var connection = c.connection;
+            var transportName = connection.transport ? connection.transport.name : null;
+            if (transportName === "serverSentEvents" || transportName === "longPolling") {
+                var live = transportName === "serverSentEvents" ? connection.eventSource : connection.pollXhr;
+                if (!live) {
+                    return { dropped: false, state: snapshot(c) };
+                }
+                if (transportName === "serverSentEvents") {
+                    connection.eventSource.close();
+                }
+                connection.transport.lostConnection(connection);
+                return { dropped: true, reconnectDelay: connection.reconnectDelay, state: snapshot(c) };
+            }
+            var socket = connection.socket;
             if (!socket) {
                 return { dropped: false, state: snapshot(c) };
             }

@@ -19,22 +19,45 @@ const MAX_BYTES = 64 * 1024;
 
 const files = fs.existsSync(FIXTURE_DIR) ? fs.readdirSync(FIXTURE_DIR).filter((f) => f.endsWith(".jsonl")).sort() : [];
 
-test("fixtures/legacy has a session and a reconnect capture for each client", () => {
-    for (const client of ["jquery", "dotnet"]) {
-        for (const scenario of ["session", "reconnect"]) {
-            assert.ok(files.some((f) => f.startsWith(`${client}-`) && f.endsWith(`-webSockets-${scenario}.jsonl`)),
+const EXPECTED = ["webSockets", "serverSentEvents", "longPolling"].map((t) => [t, ["jquery", "dotnet"], ["session", "reconnect"]]);
+test("fixtures/legacy has the session and reconnect captures of each client and transport listed", () => {
+    for (const [t, clients, scenarios] of EXPECTED) for (const client of clients) {
+        for (const scenario of scenarios) {
+            assert.ok(files.some((f) => f.startsWith(`${client}-`) && f.endsWith(`-${t}-${scenario}.jsonl`)),
                 `no ${client} ${scenario} fixture in ${FIXTURE_DIR} (scripts/capture-legacy-fixtures.sh makes them)`);
         }
     }
 });
 
-const frames = (events, dir) => events.filter((e) => e.type === "ws-frame" && e.dir === dir && e.text !== undefined)
-    .map((e) => ({ ...e, json: JSON.parse(e.text) }));
+// Over webSockets the frames are ws-frame lines; over serverSentEvents and longPolling the client's
+// invocations are /send form posts (data=) and the server's frames are the /send answers (hub
+// results), the event stream's data lines and the long polls' bodies: both as {line, ws, json}.
+const transportOf = (file) => /-(webSockets|serverSentEvents|longPolling)-/.exec(file)?.[1] ?? "webSockets";
+const isJson = (text) => { try { JSON.parse(text); return true; } catch { return false; } };
+function httpFrames(events, dir) {
+    if (dir === "c2s") {
+        return events.filter((e) => e.type === "http-request" && e.path.endsWith("/send") && e.form)
+            .map((e) => ({ ...e, json: JSON.parse(new Map(e.form).get("data")) }));
+    }
+    const requests = new Map(events.filter((e) => e.type === "http-request").map((e) => [e.id, e]));
+    return events.filter((e) => e.type === "http-response" && typeof e.body === "string").flatMap((e) => {
+        const request = requests.get(e.id);
+        const data = e.headers?.["content-type"] === "text/event-stream"
+            ? e.body.split("\n\n").filter((d) => d.startsWith("data: ")).map((d) => d.slice(6)).filter(isJson)
+            : (isJson(e.body) && e.body.trim() ? [e.body] : []);
+        return data.map((text) => ({ ...e, line: e.line, request, json: JSON.parse(text) }));
+    });
+}
+let transport = "webSockets";
+const frames = (events, dir) => transport !== "webSockets" ? httpFrames(events, dir)
+    : events.filter((e) => e.type === "ws-frame" && e.dir === dir && e.text !== undefined)
+        .map((e) => ({ ...e, json: JSON.parse(e.text) }));
 const elements = (events) => frames(events, "s2c").flatMap((f) => (Array.isArray(f.json.M) ? f.json.M : []));
 const requests = (events, suffix) => events.filter((e) => e.type === "http-request" && e.path.endsWith(suffix));
 
 for (const file of files) {
     const text = fs.readFileSync(path.join(FIXTURE_DIR, file), "utf8");
+    const fileTransport = transportOf(file);
 
     test(`${file}: small, masked, complete`, () => {
         assert.ok(Buffer.byteLength(text) <= MAX_BYTES, `${Buffer.byteLength(text)} bytes`);
@@ -58,10 +81,11 @@ for (const file of files) {
     if (file.endsWith("-session.jsonl")) {
         test(`${file}: a whole session (negotiate, connect, start, Echo, HubException, broadcast, Counter progress, abort)`, () => {
             const { events } = parseFixture(text, file);
+            transport = fileTransport;
             for (const step of ["/negotiate", "/start", "/abort"]) {
                 assert.ok(requests(events, step).length >= 1, `no ${step} request`);
             }
-            assert.ok(events.some((e) => e.type === "ws-open" && e.path.endsWith("/connect")), "no /connect");
+            assert.ok(events.some((e) => (e.type === "ws-open" || e.type === "http-request") && e.path.endsWith("/connect")), "no /connect");
             const calls = frames(events, "c2s").map((f) => f.json.M);
             assert.ok(calls.filter((m) => m === "Echo").length >= 5, `Echo calls: ${calls}`);
             assert.ok(calls.includes("ThrowHubException") && calls.includes("Broadcast") && calls.includes("Counter"), `calls: ${calls}`);
@@ -72,8 +96,25 @@ for (const file of files) {
     }
 
     if (file.endsWith("-reconnect.jsonl")) {
-        test(`${file}: a cut socket, broadcasts meanwhile, /reconnect with messageId, the replay`, () => {
+        test(`${file}: a cut ${fileTransport === "webSockets" ? "socket" : "channel"}, broadcasts meanwhile, /reconnect with messageId, the replay`, () => {
             const { events } = parseFixture(text, file);
+            transport = fileTransport;
+            if (fileTransport !== "webSockets") {
+                // The cut is not on the wire over HTTP (a closed request); what shows is the /reconnect
+                // with the cursor, and every broadcast sent while away in what it brought.
+                const reconnect = events.find((e) => e.type === "http-request" && e.path.endsWith("/reconnect"));
+                assert.ok(reconnect, "no /reconnect");
+                const messageId = new Map(reconnect.query).get("messageId") ?? new Map(reconnect.form ?? []).get("messageId") ?? "";
+                assert.match(messageId, /^<cursor:\d+\.\d+>$/);
+                const away = frames(events, "c2s").filter((f) => f.json.M === "Broadcast" && String(f.json.A[0]).includes("-away-"));
+                assert.ok(away.length >= 1, "nothing broadcast while away");
+                const after = frames(events, "s2c").filter((f) => f.id === reconnect.id || f.id > reconnect.id).flatMap((f) => f.json.M ?? []);
+                for (const b of away) {
+                    assert.equal(after.filter((m) => m.M === "broadcast" && m.A[0] === b.json.A[0]).length, 1,
+                        `${b.json.A[0]} not brought exactly once from /reconnect on`);
+                }
+                return;
+            }
             const reconnect = events.find((e) => e.type === "ws-open" && e.path.endsWith("/reconnect"));
             assert.ok(reconnect, "no /reconnect");
             assert.match(new Map(reconnect.query).get("messageId") ?? "", /^<cursor:\d+\.\d+>$/);

@@ -1,0 +1,167 @@
+/* legacy_send.c - /send: a legacy client's invocation over serverSentEvents or longPolling.
+ *
+ *   POST /send?transport=..  body data=<URL-encoded invocation> (any or no Content-Type)
+ *   -> 200 application/json; charset=UTF-8, body the hub result {"R":..,"I":"n"}
+ *
+ * (specs/legacy-signalr.md 1.8 and 12.) The invocation goes to the hub
+ * exactly as a WebSocket frame would; the request waits on the session's
+ * list until the link answers with the hub result of its id (progress and
+ * server pushes go to the receive channel as always), or the session ends.
+ * Part of the session (relay/legacy_session.h). */
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "protocol/legacy_invocation.h"
+#include "protocol/urlencoded.h"
+#include "relay/http.h"
+#include "relay/legacy_session.h"
+#include "relay/log.h"
+
+#define JSON_UTF8 "application/json; charset=UTF-8"
+
+static void send_gone(void *owner, struct legacy_request *r)
+{
+    (void)owner;
+    list_unlink(&r->link);
+}
+
+/* The "I" of a hub result frame, into id. */
+static bool result_id(const char *frame, size_t len, char *id, size_t id_len)
+{
+    cJSON *root = cJSON_ParseWithLength(frame, len);
+    const cJSON *i = cJSON_GetObjectItemCaseSensitive(root, "I");
+    bool ok = cJSON_IsString(i) && strlen(i->valuestring) < id_len;
+    if (ok)
+        snprintf(id, id_len, "%s", i->valuestring);
+    cJSON_Delete(root);
+    return ok;
+}
+
+bool legacy_send_result(struct legacy_session *s, const char *frame, size_t len)
+{
+    if (list_is_empty(&s->sends))
+        return false;
+    char id[LEGACY_REQUEST_ID_MAX];
+    if (!result_id(frame, len, id, sizeof id))
+        return false;
+    for (struct list_node *n = s->sends.next; n != &s->sends; n = n->next) {
+        struct legacy_request *r = list_container_of(n, struct legacy_request, link);
+        if (!r->held && strcmp(r->legacy_id, id) == 0) {
+            /* Held until the client has every progress message pushed before
+             * the result: they travel on another connection, and a client
+             * forgets an invocation once its result is in. */
+            legacy_request_prepare(r, 200, JSON_UTF8, frame, len);
+            r->held = true;
+            r->release_at = s->long_polling ? s->progress_seq : s->progress_frame;
+            legacy_send_release(s);
+            return true;
+        }
+    }
+    return false;
+}
+
+void legacy_send_release(struct legacy_session *s)
+{
+    uint64_t reached = s->long_polling ? s->acked_seq : s->stream_frames_written;
+    bool streaming = !s->long_polling && s->wsi;
+    for (struct list_node *n = s->sends.next, *next; n != &s->sends; n = next) {
+        next = n->next;
+        struct legacy_request *r = list_container_of(n, struct legacy_request, link);
+        if (r->held && (r->release_at <= reached || (!s->long_polling && !streaming))) {
+            list_unlink(&r->link);
+            legacy_request_release(r);
+        }
+    }
+}
+
+void legacy_send_end_all(struct legacy_session *s, const char *text)
+{
+    while (!list_is_empty(&s->sends)) {
+        struct legacy_request *r = list_container_of(s->sends.next, struct legacy_request, link);
+        list_unlink(&r->link);
+        if (r->held) { /* its answer is known: the client gets it */
+            legacy_request_release(r);
+            continue;
+        }
+        if (!text) { /* the session is being freed: the request answers alone */
+            r->owner = NULL;
+            legacy_request_answer(r, 500, "text/plain", "", 0);
+            continue;
+        }
+        struct buf out;
+        buf_init(&out);
+        if (legacy_result_error(&out, r->legacy_id, text))
+            legacy_request_answer(r, 200, JSON_UTF8, out.data, out.len);
+        else
+            legacy_request_answer(r, 500, "text/plain", "", 0);
+        buf_free(&out);
+    }
+}
+
+static int refuse(struct legacy_request *r, unsigned status, const char *text)
+{
+    struct lws *wsi = r->wsi;
+    const struct relay_config *cfg = r->cfg;
+    legacy_request_free(r);
+    return http_respond_text(cfg, wsi, status, text);
+}
+
+int legacy_session_send(struct legacy_session *s, struct legacy_request *r)
+{
+    if (r->body_too_large)
+        return refuse(r, 413, "The message exceeded the relay's maximum message size.");
+    struct buf data;
+    buf_init(&data);
+    struct proto_error err = { 0 };
+    struct urlencoded_limits limits = { r->cfg->max_message_bytes * 3 + 16, 64, r->cfg->max_message_bytes, 64 };
+    if (urlencoded_find(r->body.data ? r->body.data : "", r->body.len, "data", URLENCODED_PLUS_IS_SPACE, &limits,
+                        &data, &err) != PROTO_OK) {
+        buf_free(&data);
+        char text[200];
+        snprintf(text, sizeof text, "Protocol error: the /send body has no readable data field (%s).",
+                 err.detail ? err.detail : "missing");
+        return refuse(r, 400, text);
+    }
+    struct hub_msg msg;
+    hub_msg_init(&msg);
+    enum proto_status st = legacy_invocation_decode(data.data ? data.data : "", data.len, &msg, &err);
+    bool has_id = span_is_set(msg.invocation_id) && msg.invocation_id.len > 0 &&
+                  msg.invocation_id.len < sizeof r->legacy_id;
+    if (has_id)
+        snprintf(r->legacy_id, sizeof r->legacy_id, "%.*s", (int)msg.invocation_id.len, msg.invocation_id.ptr);
+    int rc = 0;
+    if (st != PROTO_OK) {
+        s->loop->stats.protocol_errors++;
+        log_info("legacy %s: unreadable invocation in /send (%s: %s)", s->connection_id, proto_status_name(st),
+                 err.detail);
+        struct buf out;
+        buf_init(&out);
+        char text[300];
+        snprintf(text, sizeof text, "The relay could not read the invocation: %s", err.detail ? err.detail : "malformed");
+        if (has_id && legacy_result_error(&out, r->legacy_id, text)) {
+            struct lws *wsi = r->wsi;
+            const struct relay_config *cfg = r->cfg;
+            legacy_request_free(r);
+            rc = http_respond(cfg, wsi, 200, JSON_UTF8, out.data, out.len);
+        } else {
+            rc = refuse(r, 400, text);
+        }
+        buf_free(&out);
+    } else if (!has_id) {
+        /* Fire and forget: nothing will answer it. */
+        struct lws *wsi = r->wsi;
+        const struct relay_config *cfg = r->cfg;
+        legacy_request_free(r);
+        legacy_session_invoke(s, &msg);
+        rc = http_respond(cfg, wsi, 200, JSON_UTF8, "", 0);
+    } else {
+        /* Waits before the call goes out: the relay may answer it at once (a failed link). */
+        list_push_back(&s->sends, &r->link);
+        legacy_request_wait(r, s, send_gone);
+        legacy_session_invoke(s, &msg);
+    }
+    hub_msg_release(&msg);
+    buf_free(&data);
+    return rc;
+}
