@@ -19,10 +19,7 @@
 /* text starts with the string literal, ASCII case-insensitively; its length counted by the compiler. */
 #define STARTS_WITH_NOCASE(text, literal) (strncasecmp((text), literal, sizeof(literal) - 1) == 0)
 
-static enum config_result fail(char *err, size_t err_len, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static enum config_result fail(char *err, size_t err_len, const char *fmt, ...)
+enum config_result config_fail(char *err, size_t err_len, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -127,10 +124,10 @@ static enum config_result add_hub(struct relay_config *cfg, const char *name, si
                                   const char *url, char *err, size_t err_len)
 {
     if (!hub_name_is_valid(name, name_len))
-        return fail(err, err_len, "hub name '%.*s' must be 1-128 characters of letters, digits, '-', '_' or '.'",
+        return config_fail(err, err_len, "hub name '%.*s' must be 1-128 characters of letters, digits, '-', '_' or '.'",
                     (int)name_len, name);
     if (config_find_hub(cfg, name, name_len))
-        return fail(err, err_len, "hub '%.*s' is configured twice (names are case-insensitive)",
+        return config_fail(err, err_len, "hub '%.*s' is configured twice (names are case-insensitive)",
                     (int)name_len, name);
     struct hub_route route = { 0 };
     route.name = strndup(name, name_len);
@@ -142,7 +139,7 @@ static enum config_result add_hub(struct relay_config *cfg, const char *name, si
     struct hub_route *grown = realloc(cfg->hubs, (cfg->hub_count + 1) * sizeof *grown);
     if (!grown) {
         hub_route_free(&route);
-        return fail(err, err_len, "out of memory");
+        return config_fail(err, err_len, "out of memory");
     }
     cfg->hubs = grown;
     cfg->hubs[cfg->hub_count++] = route;
@@ -154,7 +151,7 @@ static enum config_result add_app_negotiate(struct relay_config *cfg, const char
 {
     const char *eq = strchr(spec, '=');
     if (!eq)
-        return fail(err, err_len, "--app-negotiate wants NAME=APP_HUB_URL, got '%s'", spec);
+        return config_fail(err, err_len, "--app-negotiate wants NAME=APP_HUB_URL, got '%s'", spec);
     if (add_hub(cfg, spec, (size_t)(eq - spec), eq + 1, err, err_len) != CONFIG_OK)
         return CONFIG_ERROR;
     cfg->hubs[cfg->hub_count - 1].app_negotiate = true;
@@ -166,7 +163,7 @@ enum config_result config_add_hub(struct relay_config *cfg, const char *spec, ch
 {
     const char *eq = strchr(spec, '=');
     if (!eq)
-        return fail(err, err_len, "--hub wants NAME=BACKEND_URL[,BACKEND_URL...], got '%s'", spec);
+        return config_fail(err, err_len, "--hub wants NAME=BACKEND_URL[,BACKEND_URL...], got '%s'", spec);
     return add_hub(cfg, spec, (size_t)(eq - spec), eq + 1, err, err_len);
 }
 
@@ -198,12 +195,12 @@ static enum config_result add_one_hub_methods(struct relay_config *cfg, const ch
     const char *eq = memchr(spec, '=', spec_len);
     size_t name_len = eq ? (size_t)(eq - spec) : 0;
     if (!eq || !hub_name_is_valid(spec, name_len) || name_len + 1 == spec_len)
-        return fail(err, err_len, "--hub-methods wants NAME=METHOD[,METHOD...][;NAME=...], got '%.*s'",
+        return config_fail(err, err_len, "--hub-methods wants NAME=METHOD[,METHOD...][;NAME=...], got '%.*s'",
                     (int)spec_len, spec);
     for (const char *m = eq + 1, *end = spec + spec_len;;) {
         size_t len = strcspn(m, ",;");
         if (!method_name_is_valid(m, len))
-            return fail(err, err_len, "--hub-methods '%.*s': '%.*s' is not a method name (letters, digits, '_')",
+            return config_fail(err, err_len, "--hub-methods '%.*s': '%.*s' is not a method name (letters, digits, '_')",
                         (int)spec_len, spec, (int)len, m);
         if (m + len >= end)
             break;
@@ -215,7 +212,7 @@ static enum config_result add_one_hub_methods(struct relay_config *cfg, const ch
         free(copy);
         if (grown)
             cfg->hub_methods = grown;
-        return fail(err, err_len, "out of memory");
+        return config_fail(err, err_len, "out of memory");
     }
     cfg->hub_methods = grown;
     cfg->hub_methods[cfg->hub_methods_count++] = copy;
@@ -251,7 +248,7 @@ static enum config_result add_cors_origin(struct relay_config *cfg, const char *
 {
     char **grown = realloc(cfg->cors_origins, (cfg->cors_origin_count + 1) * sizeof *grown);
     if (!grown)
-        return fail(err, err_len, "out of memory");
+        return config_fail(err, err_len, "out of memory");
     cfg->cors_origins = grown;
     cfg->cors_origins[cfg->cors_origin_count++] = dup_or_die(origin);
     return CONFIG_OK;
@@ -262,10 +259,10 @@ static enum config_result add_service_key(struct relay_config *cfg, const char *
                                           size_t err_len)
 {
     if (!key[0])
-        return fail(err, err_len, "--service-key wants a non-empty key (the AccessKey of the apps' connection string)");
+        return config_fail(err, err_len, "--service-key wants a non-empty key (the AccessKey of the apps' connection string)");
     char **grown = realloc(cfg->service_keys, (cfg->service_key_count + 1) * sizeof *grown);
     if (!grown)
-        return fail(err, err_len, "out of memory");
+        return config_fail(err, err_len, "out of memory");
     cfg->service_keys = grown;
     cfg->service_keys[cfg->service_key_count++] = dup_or_die(key);
     return CONFIG_OK;
@@ -277,16 +274,16 @@ static enum config_result parse_address(const char *flag, const char *value, cha
 {
     const char *colon = strrchr(value, ':');
     if (!colon || colon == value)
-        return fail(err, err_len, "%s wants ADDRESS:PORT (e.g. 127.0.0.1:8080), got '%s'", flag, value);
+        return config_fail(err, err_len, "%s wants ADDRESS:PORT (e.g. 127.0.0.1:8080), got '%s'", flag, value);
     char *end;
     errno = 0;
     long port = strtol(colon + 1, &end, 10);
     if (errno || *end || end == colon + 1 || port < 0 || port > 65535)
-        return fail(err, err_len, "%s '%s' has a bad port", flag, value);
+        return config_fail(err, err_len, "%s '%s' has a bad port", flag, value);
     free(*address);
     *address = strndup(value, (size_t)(colon - value));
     *port_out = (int)port;
-    return *address ? CONFIG_OK : fail(err, err_len, "out of memory");
+    return *address ? CONFIG_OK : config_fail(err, err_len, "out of memory");
 }
 
 static enum config_result parse_listen(struct relay_config *cfg, const char *value, char *err,
@@ -303,10 +300,10 @@ static enum config_result parse_path(const char *flag, char **slot, const char *
     while (len > 0 && value[len - 1] == '/')
         len--;
     if ((len > 0 && value[0] != '/') || (len == 0 && !may_be_empty))
-        return fail(err, err_len, "%s must start with '/', got '%s'", flag, value);
+        return config_fail(err, err_len, "%s must start with '/', got '%s'", flag, value);
     free(*slot);
     *slot = strndup(value, len);
-    return *slot ? CONFIG_OK : fail(err, err_len, "out of memory");
+    return *slot ? CONFIG_OK : config_fail(err, err_len, "out of memory");
 }
 
 /* A positive number of seconds (fractions allowed) into milliseconds. */
@@ -317,7 +314,7 @@ static enum config_result parse_seconds(const char *flag, const char *value, uns
     errno = 0;
     double seconds = strtod(value, &end);
     if (errno || *end || end == value || !(seconds > 0) || seconds > 86400)
-        return fail(err, err_len, "%s wants a number of seconds between 0 and 86400, got '%s'", flag, value);
+        return config_fail(err, err_len, "%s wants a number of seconds between 0 and 86400, got '%s'", flag, value);
     *out_ms = (unsigned)(seconds * 1000.0 + 0.5);
     return CONFIG_OK;
 }
@@ -330,7 +327,7 @@ static enum config_result parse_seconds_or_zero(const char *flag, const char *va
     errno = 0;
     double seconds = strtod(value, &end);
     if (errno || *end || end == value || !(seconds >= 0) || seconds > 86400)
-        return fail(err, err_len, "%s wants a number of seconds between 0 and 86400, got '%s'", flag, value);
+        return config_fail(err, err_len, "%s wants a number of seconds between 0 and 86400, got '%s'", flag, value);
     *out_ms = (unsigned)(seconds * 1000.0 + 0.5);
     return CONFIG_OK;
 }
@@ -341,7 +338,7 @@ static enum config_result parse_legacy_websockets(struct relay_config *cfg, cons
     if (strcmp(value, "on") == 0) cfg->legacy_websockets = LEGACY_WEBSOCKETS_ON;
     else if (strcmp(value, "off") == 0) cfg->legacy_websockets = LEGACY_WEBSOCKETS_OFF;
     else if (strcmp(value, "refuse") == 0) cfg->legacy_websockets = LEGACY_WEBSOCKETS_REFUSE;
-    else return fail(err, err_len, "--legacy-websockets wants on, off or refuse, got '%s'", value);
+    else return config_fail(err, err_len, "--legacy-websockets wants on, off or refuse, got '%s'", value);
     return CONFIG_OK;
 }
 
@@ -353,13 +350,13 @@ static enum config_result parse_size_between(const char *flag, const char *value
     errno = 0;
     unsigned long long n = strtoull(value, &end, 10);
     if (errno || end == value || value[0] == '-')
-        return fail(err, err_len, "%s wants a size in bytes (optionally with K or M), got '%s'", flag, value);
+        return config_fail(err, err_len, "%s wants a size in bytes (optionally with K or M), got '%s'", flag, value);
     if (*end == 'K' || *end == 'k')
         n <<= 10, end++;
     else if (*end == 'M' || *end == 'm')
         n <<= 20, end++;
     if (*end || n < min || n > max)
-        return fail(err, err_len, "%s wants a size between %s, got '%s'", flag, range, value);
+        return config_fail(err, err_len, "%s wants a size between %s, got '%s'", flag, range, value);
     *out = (size_t)n;
     return CONFIG_OK;
 }
@@ -377,7 +374,7 @@ static enum config_result parse_count(const char *flag, const char *value, size_
     errno = 0;
     unsigned long long n = strtoull(value, &end, 10);
     if (errno || end == value || *end || value[0] == '-' || n > 10000000)
-        return fail(err, err_len, "%s wants a whole number from 0 (no limit) to 10000000, got '%s'", flag, value);
+        return config_fail(err, err_len, "%s wants a whole number from 0 (no limit) to 10000000, got '%s'", flag, value);
     *out = (size_t)n;
     return CONFIG_OK;
 }
@@ -385,7 +382,7 @@ static enum config_result parse_count(const char *flag, const char *value, size_
 static enum config_result set_nonempty(const char *flag, char **field, const char *value, char *err, size_t err_len)
 {
     if (!*value)
-        return fail(err, err_len, "%s wants a value, got an empty one", flag);
+        return config_fail(err, err_len, "%s wants a value, got an empty one", flag);
     replace_string(field, value);
     return CONFIG_OK;
 }
@@ -395,7 +392,7 @@ static enum config_result set_log_level(struct relay_config *cfg, const char *va
 {
     int level = log_level_from_name(value);
     if (level < 0)
-        return fail(err, err_len, "--log-level wants error, warn, info or debug, got '%s'", value);
+        return config_fail(err, err_len, "--log-level wants error, warn, info or debug, got '%s'", value);
     cfg->log_level = level;
     return CONFIG_OK;
 }
@@ -465,7 +462,7 @@ static enum config_result apply_setting(struct relay_config *cfg, const char *na
     if (strcmp(name, "app-negotiate") == 0) return add_app_negotiate(cfg, value, err, err_len);
     if (strcmp(name, "log-level") == 0) return set_log_level(cfg, value, err, err_len);
     if (strcmp(name, "config") == 0) return config_load_file(cfg, value, err, err_len);
-    return fail(err, err_len, "unknown option '--%s' (see --help)", name);
+    return config_fail(err, err_len, "unknown option '--%s' (see --help)", name);
 }
 
 enum config_result config_parse_args(struct relay_config *cfg, int argc, char **argv, char *err,
@@ -482,7 +479,7 @@ enum config_result config_parse_args(struct relay_config *cfg, int argc, char **
             return CONFIG_EXIT_SUCCESS;
         }
         if (strncmp(arg, "--", sizeof "--" - 1) != 0)
-            return fail(err, err_len, "unexpected argument '%s' (options start with --; see --help)", arg);
+            return config_fail(err, err_len, "unexpected argument '%s' (options start with --; see --help)", arg);
         char name[64];
         const char *value;
         const char *eq = strchr(arg, '=');
@@ -492,7 +489,7 @@ enum config_result config_parse_args(struct relay_config *cfg, int argc, char **
         } else {
             snprintf(name, sizeof name, "%s", arg + 2);
             if (i + 1 >= argc)
-                return fail(err, err_len, "option '%s' needs a value (see --help)", arg);
+                return config_fail(err, err_len, "option '%s' needs a value (see --help)", arg);
             value = argv[++i];
         }
         if (apply_setting(cfg, name, value, err, err_len) != CONFIG_OK)
@@ -539,7 +536,7 @@ static enum config_result add_hub_member(struct relay_config *cfg, const cJSON *
     if (cJSON_IsString(h))
         return add_hub(cfg, h->string, strlen(h->string), h->valuestring, err, err_len);
     if (!cJSON_IsArray(h) || cJSON_GetArraySize(h) == 0)
-        return fail(err, err_len, "%s: hub \"%s\" must map to a URL string or a non-empty list of them", path,
+        return config_fail(err, err_len, "%s: hub \"%s\" must map to a URL string or a non-empty list of them", path,
                     h->string);
     struct buf list; /* the list form is the comma form */
     buf_init(&list);
@@ -547,15 +544,15 @@ static enum config_result add_hub_member(struct relay_config *cfg, const cJSON *
     cJSON_ArrayForEach(u, h) {
         if (!cJSON_IsString(u) || strchr(u->valuestring, ',')) {
             buf_free(&list);
-            return fail(err, err_len, "%s: hub \"%s\": each backend must be a URL string", path, h->string);
+            return config_fail(err, err_len, "%s: hub \"%s\": each backend must be a URL string", path, h->string);
         }
         if ((list.len && !buf_append_byte(&list, ',')) || !buf_append_cstr(&list, u->valuestring)) {
             buf_free(&list);
-            return fail(err, err_len, "out of memory");
+            return config_fail(err, err_len, "out of memory");
         }
     }
     enum config_result r = buf_append_byte(&list, '\0') ? add_hub(cfg, h->string, strlen(h->string), list.data, err, err_len)
-                                                        : fail(err, err_len, "out of memory");
+                                                        : config_fail(err, err_len, "out of memory");
     buf_free(&list);
     return r;
 }
@@ -564,7 +561,7 @@ static enum config_result add_cors_member(struct relay_config *cfg, const cJSON 
                                           size_t err_len)
 {
     if (!cJSON_IsString(o))
-        return fail(err, err_len, "%s: \"cors-origins\" must hold strings", path);
+        return config_fail(err, err_len, "%s: \"cors-origins\" must hold strings", path);
     return add_cors_origin(cfg, o->valuestring, err, err_len);
 }
 
@@ -572,7 +569,7 @@ static enum config_result add_service_key_member(struct relay_config *cfg, const
                                                  size_t err_len)
 {
     if (!cJSON_IsString(k))
-        return fail(err, err_len, "%s: \"service-keys\" must hold strings", path);
+        return config_fail(err, err_len, "%s: \"service-keys\" must hold strings", path);
     return add_service_key(cfg, k->valuestring, err, err_len);
 }
 
@@ -598,15 +595,15 @@ static enum config_result apply_json_member(struct relay_config *cfg, const cJSO
     const char *key = item->string;
     if (strcmp(key, "hubs") == 0)
         return cJSON_IsObject(item) ? add_members(cfg, item, path, add_hub_member, err, err_len)
-                                    : fail(err, err_len, "%s: \"hubs\" must be an object of NAME: URL", path);
+                                    : config_fail(err, err_len, "%s: \"hubs\" must be an object of NAME: URL", path);
     if (strcmp(key, "cors-origins") == 0)
         return cJSON_IsArray(item) ? add_members(cfg, item, path, add_cors_member, err, err_len)
-                                   : fail(err, err_len, "%s: \"cors-origins\" must be an array of strings", path);
+                                   : config_fail(err, err_len, "%s: \"cors-origins\" must be an array of strings", path);
     if (strcmp(key, "service-keys") == 0)
         return cJSON_IsArray(item) ? add_members(cfg, item, path, add_service_key_member, err, err_len)
-                                   : fail(err, err_len, "%s: \"service-keys\" must be an array of strings", path);
+                                   : config_fail(err, err_len, "%s: \"service-keys\" must be an array of strings", path);
     if (strcmp(key, "config") == 0 || strcmp(key, "hub") == 0 || strcmp(key, "cors-origin") == 0)
-        return fail(err, err_len, "%s: key \"%s\" is not allowed in a config file", path, key);
+        return config_fail(err, err_len, "%s: key \"%s\" is not allowed in a config file", path, key);
     char number[64];
     const char *value;
     if (cJSON_IsString(item)) {
@@ -615,12 +612,12 @@ static enum config_result apply_json_member(struct relay_config *cfg, const cJSO
         snprintf(number, sizeof number, "%.17g", item->valuedouble);
         value = number;
     } else {
-        return fail(err, err_len, "%s: \"%s\" must be a string or a number", path, key);
+        return config_fail(err, err_len, "%s: \"%s\" must be a string or a number", path, key);
     }
     if (apply_setting(cfg, key, value, err, err_len) != CONFIG_OK) {
         char inner[256];
         snprintf(inner, sizeof inner, "%s", err);
-        return fail(err, err_len, "%s: %s", path, inner);
+        return config_fail(err, err_len, "%s: %s", path, inner);
     }
     return CONFIG_OK;
 }
@@ -672,13 +669,13 @@ enum config_result config_load_file(struct relay_config *cfg, const char *path, 
     size_t len = 0;
     char *text = read_whole_file(path, &len);
     if (!text)
-        return fail(err, err_len, "cannot read config file '%s': %s", path, strerror(errno ? errno : EIO));
+        return config_fail(err, err_len, "cannot read config file '%s': %s", path, strerror(errno ? errno : EIO));
     const char *end = NULL;
     cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
     if (!root || !cJSON_IsObject(root)) {
         size_t offset = end && end >= text ? (size_t)(end - text) : 0;
         cJSON_Delete(root);
-        enum config_result r = fail(err, err_len, "config file '%s' is not a JSON object (error near byte %zu, line %u)",
+        enum config_result r = config_fail(err, err_len, "config file '%s' is not a JSON object (error near byte %zu, line %u)",
                                     path, offset, line_at(text, offset));
         free(text);
         return r;

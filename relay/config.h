@@ -108,6 +108,10 @@ const char *config_hub_methods(const struct relay_config *cfg, const char *name)
 /* The route's backends from "URL1,URL2,..." (relay/config_backends.c); config_backends_free
  * releases them. */
 enum config_result config_parse_backends(struct hub_route *h, const char *list, char *err, size_t err_len);
+
+/* Writes the printf-style message into err and returns CONFIG_ERROR (for config.c and
+ * config_backends.c). */
+enum config_result config_fail(char *err, size_t err_len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void config_backends_free(struct hub_route *h);
 
 const struct hub_route *config_find_hub(const struct relay_config *cfg, const char *name,

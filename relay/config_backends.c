@@ -11,17 +11,6 @@
 
 #define STARTS_WITH_NOCASE(text, literal) (strncasecmp((text), literal, sizeof(literal) - 1) == 0)
 
-static enum config_result fail(char *err, size_t err_len, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static enum config_result fail(char *err, size_t err_len, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, err_len, fmt, ap);
-    va_end(ap);
-    return CONFIG_ERROR;
-}
 
 static void backend_target_free(struct backend_target *t)
 {
@@ -45,18 +34,18 @@ static enum config_result parse_backend_url(struct backend_target *h, const char
 {
     const char *rest;
     if (!(h->url = strdup(url)))
-        return fail(err, err_len, "out of memory");
+        return config_fail(err, err_len, "out of memory");
     if (STARTS_WITH_NOCASE(url, "http://") || STARTS_WITH_NOCASE(url, "ws://")) {
         h->tls = false;
     } else if (STARTS_WITH_NOCASE(url, "https://") || STARTS_WITH_NOCASE(url, "wss://")) {
         h->tls = true;
     } else {
-        return fail(err, err_len, "backend URL '%s' must start with http://, https://, ws:// or wss://", url);
+        return config_fail(err, err_len, "backend URL '%s' must start with http://, https://, ws:// or wss://", url);
     }
     rest = strstr(url, "://") + sizeof "://" - 1;
     size_t host_len = strcspn(rest, ":/?#");
     if (host_len == 0)
-        return fail(err, err_len, "backend URL '%s' has no host", url);
+        return config_fail(err, err_len, "backend URL '%s' has no host", url);
     h->host = strndup(rest, host_len);
     rest += host_len;
     h->port = h->tls ? 443 : 80;
@@ -65,19 +54,19 @@ static enum config_result parse_backend_url(struct backend_target *h, const char
         errno = 0;
         long port = strtol(rest + 1, &end, 10);
         if (errno || end == rest + 1 || port < 1 || port > 65535)
-            return fail(err, err_len, "backend URL '%s' has a bad port", url);
+            return config_fail(err, err_len, "backend URL '%s' has a bad port", url);
         h->port = (int)port;
         rest = end;
     }
     if (*rest == '?' || *rest == '#')
-        return fail(err, err_len, "backend URL '%s': query strings and fragments are not supported", url);
+        return config_fail(err, err_len, "backend URL '%s': query strings and fragments are not supported", url);
     size_t path_len = strlen(rest);
     while (path_len > 0 && rest[path_len - 1] == '/')
         path_len--;
     if (path_len == 0)
-        return fail(err, err_len, "backend URL '%s' has no hub path (e.g. http://127.0.0.1:5000/chat)", url);
+        return config_fail(err, err_len, "backend URL '%s' has no hub path (e.g. http://127.0.0.1:5000/chat)", url);
     h->path = strndup(rest, path_len);
-    return h->host && h->path ? CONFIG_OK : fail(err, err_len, "out of memory");
+    return h->host && h->path ? CONFIG_OK : config_fail(err, err_len, "out of memory");
 }
 
 /* "URL1,URL2,..." (spaces around each allowed) into the route's targets. */
@@ -92,14 +81,14 @@ enum config_result config_parse_backends(struct hub_route *h, const char *list, 
         while (n > 0 && (p[n - 1] == ' ' || p[n - 1] == '\t'))
             n--;
         if (n == 0)
-            return fail(err, err_len, "hub '%s': empty backend URL in '%s'", h->name, list);
+            return config_fail(err, err_len, "hub '%s': empty backend URL in '%s'", h->name, list);
         struct backend_target *grown = realloc(h->targets, (h->target_count + 1) * sizeof *grown);
         char *one = strndup(p, n);
         if (!grown || !one) {
             free(one);
             if (grown)
                 h->targets = grown;
-            return fail(err, err_len, "out of memory");
+            return config_fail(err, err_len, "out of memory");
         }
         h->targets = grown;
         struct backend_target *t = &h->targets[h->target_count++];
@@ -110,7 +99,7 @@ enum config_result config_parse_backends(struct hub_route *h, const char *list, 
             return r;
         for (size_t i = 0; i + 1 < h->target_count; i++)
             if (strcasecmp(h->targets[i].url, t->url) == 0)
-                return fail(err, err_len, "hub '%s': backend URL '%s' is listed twice", h->name, t->url);
+                return config_fail(err, err_len, "hub '%s': backend URL '%s' is listed twice", h->name, t->url);
         p += strcspn(p, ",");
         if (!*p)
             return CONFIG_OK;

@@ -336,6 +336,24 @@ static int finish_transaction(struct lws *wsi)
     return lws_http_transaction_completed(wsi) ? -1 : 0;
 }
 
+/* The body of a response whose headers are out, as its last write (none when empty). */
+static int write_final_body(struct lws *wsi, const char *body, size_t body_len)
+{
+    if (body_len == 0)
+        return 0;
+    /* lws_write needs LWS_PRE bytes of headroom before the payload. */
+    struct buf copy;
+    buf_init(&copy);
+    if (!buf_reserve(&copy, LWS_PRE + body_len)) {
+        buf_free(&copy);
+        return -1;
+    }
+    memcpy(copy.data + LWS_PRE, body, body_len);
+    int written = lws_write(wsi, (unsigned char *)copy.data + LWS_PRE, body_len, LWS_WRITE_HTTP_FINAL);
+    buf_free(&copy);
+    return written < (int)body_len ? -1 : 0;
+}
+
 static int http_write_response(const struct relay_config *cfg, struct lws *wsi, unsigned status, const char *content_type,
                                const char *body, size_t body_len, bool closing)
 {
@@ -349,21 +367,7 @@ static int http_write_response(const struct relay_config *cfg, struct lws *wsi, 
         !http_add_cors_headers(cfg, wsi, &p, end) || !add_connection_close_if_closing(wsi, closing, &p, end) ||
         lws_finalize_write_http_header(wsi, start, &p, end))
         return -1;
-    if (body_len > 0) {
-        /* lws_write needs LWS_PRE bytes of headroom before the payload. */
-        struct buf copy;
-        buf_init(&copy);
-        if (!buf_reserve(&copy, LWS_PRE + body_len)) {
-            buf_free(&copy);
-            return -1;
-        }
-        memcpy(copy.data + LWS_PRE, body, body_len);
-        int written = lws_write(wsi, (unsigned char *)copy.data + LWS_PRE, body_len, LWS_WRITE_HTTP_FINAL);
-        buf_free(&copy);
-        if (written < (int)body_len)
-            return -1;
-    }
-    return 0;
+    return write_final_body(wsi, body, body_len);
 }
 
 int http_respond(const struct relay_config *cfg, struct lws *wsi, unsigned status, const char *content_type,
@@ -469,18 +473,7 @@ int http_respond_captured(const struct http_answer_ctx *ctx, struct lws *wsi, un
          lws_add_http_header_by_name(wsi, (const unsigned char *)"connection:", HEADER_VALUE("close"), &p, end)) ||
         lws_finalize_write_http_header(wsi, start, &p, end))
         return -1;
-    if (body_len > 0) {
-        struct buf copy;
-        buf_init(&copy);
-        if (!buf_reserve(&copy, LWS_PRE + body_len)) {
-            buf_free(&copy);
-            return -1;
-        }
-        memcpy(copy.data + LWS_PRE, body, body_len);
-        int written = lws_write(wsi, (unsigned char *)copy.data + LWS_PRE, body_len, LWS_WRITE_HTTP_FINAL);
-        buf_free(&copy);
-        if (written < (int)body_len)
-            return -1;
-    }
+    if (write_final_body(wsi, body, body_len) != 0)
+        return -1;
     return finish_transaction(wsi);
 }
