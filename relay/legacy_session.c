@@ -284,8 +284,9 @@ static enum legacy_start_verdict start_verdict(void *owner, const char **failure
  * it still holds, should more have come than it keeps). */
 static void flush_after_start(struct legacy_session *s)
 {
-    if (s->poll && !s->closing) { /* a poll held meanwhile takes them */
-        legacy_poll_answer(s, NULL);
+    if (s->poll && !s->closing) { /* a poll held meanwhile takes them, if there are any */
+        if (replay_ring_last_seq(&s->ring) > s->poll->cursor)
+            legacy_poll_answer(s, NULL);
         return;
     }
     uint64_t last = replay_ring_last_seq(&s->ring);
