@@ -10,18 +10,21 @@ import path from "node:path";
 import { after, before, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { withTimeout } from "../../../lib/common.mjs";
-import { LEGACY_URL, PAGE_MODE, STEP_TIMEOUT_MS, checkEnvironment, probeLegacyServer } from "../lib/harness.mjs";
+import { EXPECTED_TRANSPORT, LEGACY_URL, PAGE_MODE, STEP_TIMEOUT_MS, TRANSPORT, checkEnvironment, probeLegacyServer } from "../lib/harness.mjs";
 import { launchChromium, openStaticPage } from "../lib/static-page.mjs";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const skip = PAGE_MODE !== "same-origin" && "the generated-proxy page runs same-origin only";
-let browser, files, transport;
+let browser, files, transport, expectedTransport;
 
 before(async () => {
     if (skip) return;
     checkEnvironment();
     const negotiate = await probeLegacyServer();
-    transport = negotiate.TryWebSockets ? "webSockets" : "serverSentEvents";
+    // The suite's transport (SIGNALR_LEGACY_TRANSPORT, "auto" included); serverSentEvents against a
+    // server without WebSockets when none was asked for.
+    transport = !negotiate.TryWebSockets && TRANSPORT === "webSockets" ? "serverSentEvents" : TRANSPORT;
+    expectedTransport = transport === "auto" ? EXPECTED_TRANSPORT : transport;
     const js = "text/javascript; charset=utf-8";
     const file = async (f) => readFile(path.join(ROOT, f));
     files = {
@@ -53,9 +56,9 @@ test("a page uses only the generated proxies: client handlers, server methods, p
         const shape = await page.evaluate(() => window.hubsPage.shape());
         assert.deepEqual(shape, { hubUrl: new URL(LEGACY_URL).pathname, chatHub: true, statusHub: true,
             statusMethods: ["echo", "getStatus", "whoAmI"] });
-        const out = await withTimeout(page.evaluate(([tr, ms]) => window.hubsPage.run(tr, ms), [transport, 10000]),
+        const out = await withTimeout(page.evaluate(([tr, ms]) => window.hubsPage.run(tr, ms), [transport === "auto" ? null : transport, 10000]),
             STEP_TIMEOUT_MS, "hubs page scenario");
-        assert.equal(out.transport, transport);
+        assert.equal(out.transport, expectedTransport);
         assert.equal(out.add, 42);
         assert.equal(out.echo, "s");
         // The hub has no Nope: the real server generates no such function; the relay's Proxy invokes
