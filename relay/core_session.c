@@ -523,37 +523,6 @@ int core_session_writeable(struct core_session *s)
 
 /* ------------------------------------------------------------- lifecycle */
 
-void core_sessions_init(struct core_sessions *table, struct loop *loop, const uint8_t seed[DICT_SEED_LEN])
-{
-    list_init_head(&table->all);
-    dict_init(&table->by_token, seed);
-    table->loop = loop;
-}
-
-/* Before the lws context goes: the sessions no WebSocket holds (SSE, long
- * polling) are freed here; the WebSocket ones go with their wsi. */
-void core_sessions_free(struct core_sessions *table)
-{
-    struct list_node *n = table->all.next;
-    while (n != &table->all) {
-        struct core_session *s = list_container_of(n, struct core_session, link);
-        n = n->next;
-        if (s->transport->kind != CORE_TRANSPORT_WEBSOCKETS) {
-            core_session_client_gone(s);
-        } else if (s->in_table) { /* it goes later, with its wsi */
-            dict_remove(&table->by_token, &s->by_token);
-            s->in_table = false;
-        }
-    }
-    dict_free(&table->by_token);
-}
-
-struct core_session *core_sessions_find(struct core_sessions *table, const char *token)
-{
-    struct dict_entry *e = dict_find(&table->by_token, span_from_cstr(token));
-    return e ? list_container_of(e, struct core_session, by_token) : NULL;
-}
-
 void core_sessions_shutdown(struct core_sessions *table)
 {
     for (struct list_node *n = table->all.next; n != &table->all; n = n->next) {

@@ -1,0 +1,35 @@
+/* core_sessions.c - the table of Core sessions: every one in a list (shutdown walks it), and
+ * those an SSE, long-polling or negotiated WebSocket request finds by its token in a dict (see
+ * core_session.h). */
+#include "relay/core_session.h"
+
+void core_sessions_init(struct core_sessions *table, struct loop *loop, const uint8_t seed[DICT_SEED_LEN])
+{
+    list_init_head(&table->all);
+    dict_init(&table->by_token, seed);
+    table->loop = loop;
+}
+
+/* Before the lws context goes: the sessions no WebSocket holds (SSE, long
+ * polling) are freed here; the WebSocket ones go with their wsi. */
+void core_sessions_free(struct core_sessions *table)
+{
+    struct list_node *n = table->all.next;
+    while (n != &table->all) {
+        struct core_session *s = list_container_of(n, struct core_session, link);
+        n = n->next;
+        if (s->transport->kind != CORE_TRANSPORT_WEBSOCKETS) {
+            core_session_client_gone(s);
+        } else if (s->in_table) { /* it goes later, with its wsi */
+            dict_remove(&table->by_token, &s->by_token);
+            s->in_table = false;
+        }
+    }
+    dict_free(&table->by_token);
+}
+
+struct core_session *core_sessions_find(struct core_sessions *table, const char *token)
+{
+    struct dict_entry *e = dict_find(&table->by_token, span_from_cstr(token));
+    return e ? list_container_of(e, struct core_session, by_token) : NULL;
+}
