@@ -119,6 +119,12 @@ const struct hub_route *config_find_hub(const struct relay_config *cfg, const ch
 
 void config_print_help(FILE *out);
 
+/* A reload: the settings read once at start (--listen, --admin-listen, --token-secret, the
+ * resolver's, --backend-source-addresses, --service-key, --ws-read-buffer, the TLS file
+ * locations) take their running values from old in cfg, each change logged as a warning.
+ * True when any was changed back. */
+bool config_keep_restart_only(const struct relay_config *old, struct relay_config *cfg);
+
 /* The largest message a client may send (--max-client-message-size, else --max-message-size). */
 static inline size_t config_client_message_limit(const struct relay_config *cfg)
 {

@@ -660,58 +660,6 @@ void relay_request_reload(struct relay *relay)
     loop_wake(&relay->loop);
 }
 
-static bool same_text(const char *a, const char *b)
-{
-    return (!a && !b) || (a && b && strcmp(a, b) == 0);
-}
-
-static void keep_string(char **now, const char *before, const char *what, bool *kept)
-{
-    if (same_text(*now, before))
-        return;
-    log_warn("relay: reload: %s changes only with a restart; keeping the running value", what);
-    free(*now);
-    *now = before ? strdup(before) : NULL;
-    *kept = true;
-}
-
-/* Settings read once at start keep their running values in the new configuration. */
-static bool keep_restart_only(const struct relay_config *old, struct relay_config *cfg)
-{
-    bool kept = false;
-    if (!same_text(old->listen_address, cfg->listen_address) || old->listen_port != cfg->listen_port)
-        keep_string(&cfg->listen_address, old->listen_address, "--listen", &kept);
-    cfg->listen_port = old->listen_port;
-    if (!same_text(old->admin_address, cfg->admin_address) || old->admin_port != cfg->admin_port)
-        keep_string(&cfg->admin_address, old->admin_address, "--admin-listen", &kept);
-    cfg->admin_port = old->admin_port;
-    keep_string(&cfg->token_secret, old->token_secret, "--token-secret", &kept);
-    keep_string(&cfg->backend_source_addresses, old->backend_source_addresses, "--backend-source-addresses", &kept);
-    keep_string(&cfg->dns_servers, old->dns_servers, "--dns-servers", &kept);
-    keep_string(&cfg->resolv_conf, old->resolv_conf, "--resolv-conf", &kept);
-    /* The certificate files are reread (tls_reload); where they are is fixed at start. */
-    keep_string(&cfg->tls_cert, old->tls_cert, "--tls-cert", &kept);
-    keep_string(&cfg->tls_key, old->tls_key, "--tls-key", &kept);
-    keep_string(&cfg->backend_ca, old->backend_ca, "--backend-ca", &kept);
-    cfg->ws_read_buffer_bytes = old->ws_read_buffer_bytes;
-    bool keys_same = old->service_key_count == cfg->service_key_count;
-    for (size_t i = 0; keys_same && i < old->service_key_count; i++)
-        keys_same = strcmp(old->service_keys[i], cfg->service_keys[i]) == 0;
-    if (!keys_same) {
-        log_warn("relay: reload: --service-key changes only with a restart; keeping the running keys");
-        for (size_t i = 0; i < cfg->service_key_count; i++)
-            free(cfg->service_keys[i]);
-        free(cfg->service_keys);
-        cfg->service_keys = calloc(old->service_key_count ? old->service_key_count : 1, sizeof *cfg->service_keys);
-        cfg->service_key_count = 0;
-        for (size_t i = 0; cfg->service_keys && i < old->service_key_count; i++)
-            if ((cfg->service_keys[cfg->service_key_count] = strdup(old->service_keys[i])))
-                cfg->service_key_count++;
-        kept = true;
-    }
-    return kept;
-}
-
 /* SIGHUP: the listener's certificate and the configuration read again, checked, and put in
  * place for new connections. */
 static void relay_reload(struct relay *relay)
@@ -742,7 +690,7 @@ static void relay_reload(struct relay *relay)
         return;
     }
     const struct relay_config *old = relay->loop.cfg;
-    keep_restart_only(old, cfg);
+    config_keep_restart_only(old, cfg);
     for (size_t i = 0; i < cfg->hub_count; i++)
         proxy_endpoint_init(&endpoints[i], &relay->backends, &cfg->hubs[i]);
     /* Legacy hubs (a fixed table) follow their hub's new endpoint. */
