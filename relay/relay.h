@@ -73,6 +73,10 @@ void relay_enable_reload(struct relay *relay, int argc, char **argv);
  * buffer) keep their running values, with a warning. Legacy clients see re-pointed hubs;
  * hubs added or removed reach them after a restart. */
 void relay_request_reload(struct relay *relay);
+/* relay_admin.c: /healthz, /readyz and /metrics. *served is false when path is none of them. */
+int relay_route_admin(struct relay *relay, struct lws *wsi, const char *path, enum http_method method, bool *served);
+/* --admin-listen: a second vhost serving only those paths (true when none is configured). */
+bool relay_start_admin(struct relay *relay);
 /* Closes every connection and frees everything relay_start made. */
 void relay_destroy(struct relay *relay);
 
