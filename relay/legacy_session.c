@@ -18,7 +18,6 @@
 #define DISCONNECT_GRACE_MS 5000
 /* Nothing heard from the client for this many keep-alive intervals: its socket is dead. */
 #define DEAD_AFTER_INTERVALS 3
-#define OUT_OF_MEMORY_TEXT "The relay ran out of memory."
 
 static void session_end(struct legacy_session *s, const char *error_text);
 static const struct legacy_link_ops session_link_ops;
@@ -36,7 +35,7 @@ static void out_of_memory(struct legacy_session *s)
         return;
     s->loop->stats.out_of_memory_closes++;
     log_warn("legacy %s: out of memory for a message to the client; ending the connection", s->connection_id);
-    session_end(s, OUT_OF_MEMORY_TEXT);
+    session_end(s, LEGACY_OUT_OF_MEMORY_TEXT);
 }
 
 /* Every frame to the client goes out here. */
@@ -155,7 +154,7 @@ static void send_error_frame(struct legacy_session *s, const char *text)
 }
 
 /* The hub result for an invocation the relay answers itself. */
-static void send_result_error(struct legacy_session *s, const char *legacy_id, const char *text)
+void legacy_session_result_error(struct legacy_session *s, const char *legacy_id, const char *text)
 {
     struct buf out;
     buf_init(&out);
@@ -230,7 +229,7 @@ static const struct legacy_link_ops session_link_ops = {
     link_push, link_reply, link_changed, link_drained,
 };
 
-static struct legacy_link *open_link(struct legacy_session *s, struct legacy_hub *hub, struct span spelled, bool listed)
+struct legacy_link *legacy_session_open_link(struct legacy_session *s, struct legacy_hub *hub, struct span spelled, bool listed)
 {
     struct legacy_link **grown = realloc(s->links, (s->link_count + 1) * sizeof *grown);
     if (!grown)
@@ -251,7 +250,7 @@ static struct legacy_link *open_link(struct legacy_session *s, struct legacy_hub
     return l;
 }
 
-static struct legacy_link *find_link(struct legacy_session *s, struct span hub)
+struct legacy_link *legacy_session_find_link(struct legacy_session *s, struct span hub)
 {
     for (size_t i = 0; i < s->link_count; i++)
         if (span_eq_nocase(span_from_cstr(s->links[i]->hub->endpoint->name), hub))
@@ -518,17 +517,11 @@ struct legacy_session *legacy_session_create(struct legacy_table *t, const char 
     s->in_table = true;
     for (size_t i = 0; i < hubs->count; i++) {
         struct legacy_hub *hub = legacy_table_hub(t, hubs->names[i]);
-        if (hub && !find_link(s, span_from_cstr(hub->endpoint->name)))
-            open_link(s, hub, hubs->names[i], true);
+        if (hub && !legacy_session_find_link(s, span_from_cstr(hub->endpoint->name)))
+            legacy_session_open_link(s, hub, hubs->names[i], true);
     }
     s->listed_count = s->link_count;
     return s;
-}
-
-struct legacy_session *legacy_session_find(struct legacy_table *t, const char *connection_id)
-{
-    struct dict_entry *e = dict_find(&t->by_id, span_from_cstr(connection_id));
-    return e ? list_container_of(e, struct legacy_session, entry) : NULL;
 }
 
 /* The stream's queue is gone: /send answers held behind it go out (what they
@@ -619,104 +612,6 @@ void legacy_session_established(struct legacy_session *s)
     legacy_arm_keepalive(s);
 }
 
-/* --------------------------------------------------------- from client */
-
-/* The invocation id "I" as a C string, whole however long (cut, the client could never match
- * its answer): owned by the caller; NULL when out of memory. */
-static char *invocation_id_copy(const struct hub_msg *msg)
-{
-    return strndup(msg->invocation_id.ptr ? msg->invocation_id.ptr : "", msg->invocation_id.len);
-}
-
-static void forward_invocation_as(struct legacy_session *s, struct hub_msg *msg, const char *legacy_id)
-{
-    struct legacy_link *l = find_link(s, msg->hub);
-    if (l && l->state == LEGACY_LINK_FAILED && !l->listed) {
-        /* An on-demand link that failed earlier: try again for this call. */
-        for (size_t i = s->listed_count; i < s->link_count; i++)
-            if (s->links[i] == l) {
-                s->links[i] = s->links[--s->link_count];
-                break;
-            }
-        legacy_link_free(l);
-        l = NULL;
-    }
-    if (!l) {
-        struct legacy_hub *hub = legacy_table_hub(s->table, msg->hub);
-        if (!hub) {
-            char text[200];
-            snprintf(text, sizeof text, "'%.*s' Hub could not be resolved.", (int)msg->hub.len, msg->hub.ptr);
-            if (legacy_id[0])
-                send_result_error(s, legacy_id, text);
-            return;
-        }
-        l = open_link(s, hub, msg->hub, false);
-        if (!l) {
-            if (legacy_id[0])
-                send_result_error(s, legacy_id, OUT_OF_MEMORY_TEXT);
-            return;
-        }
-    }
-    legacy_link_invoke(l, legacy_id, msg);
-    if (legacy_link_full(l) && s->carrier == LEGACY_CARRIER_WEBSOCKET)
-        wsmsg_pause_reading(s->wsi, &s->client_paused, s->loop);
-}
-
-void legacy_session_invoke(struct legacy_session *s, struct hub_msg *msg)
-{
-    char *legacy_id = invocation_id_copy(msg);
-    if (!legacy_id) {
-        session_end(s, OUT_OF_MEMORY_TEXT);
-        return;
-    }
-    forward_invocation_as(s, msg, legacy_id);
-    free(legacy_id);
-}
-
-static void handle_client_text(struct legacy_session *s, const char *data, size_t len)
-{
-    struct hub_msg msg;
-    struct proto_error err = { 0 };
-    hub_msg_init(&msg);
-    enum proto_status st = legacy_invocation_decode(data, len, &msg, &err);
-    if (st == PROTO_OK) {
-        legacy_session_invoke(s, &msg);
-    } else {
-        s->loop->stats.protocol_errors++;
-        log_info("legacy %s: unreadable invocation (%s: %s)", s->connection_id, proto_status_name(st), err.detail);
-        /* Answer with an error if the id could be read, as the original answers bad calls. */
-        char *id = span_is_set(msg.invocation_id) && msg.invocation_id.len > 0 ? invocation_id_copy(&msg) : NULL;
-        if (id) {
-            char text[300];
-            snprintf(text, sizeof text, "The relay could not read the invocation: %s", err.detail ? err.detail : "malformed");
-            send_result_error(s, id, text);
-            free(id);
-        }
-    }
-    hub_msg_release(&msg);
-}
-
-int legacy_session_receive(struct legacy_session *s, const void *in, size_t len)
-{
-    s->last_heard_ms = clock_now_ms();
-    if (s->closing)
-        return 0;
-    enum wsmsg_fault fault;
-    struct wsmsg *whole = wsmsg_receive(&s->rx_partial, s->wsi, in, len, s->loop,
-                                        config_client_message_limit(s->loop->cfg), "legacy session", &fault);
-    if (!whole) {
-        if (fault == WSMSG_BAD_UTF8)
-            return wsmsg_close_invalid_payload(s->wsi); /* as the original's WebSocket would: 1007 */
-        if (fault != WSMSG_MORE)
-            session_end(s, fault == WSMSG_TOO_LARGE ? "The message exceeded the relay's maximum message size."
-                                                    : OUT_OF_MEMORY_TEXT);
-        return 0;
-    }
-    handle_client_text(s, (const char *)whole->payload, whole->len);
-    wsmsg_free(whole);
-    return 0;
-}
-
 int legacy_session_writeable(struct legacy_session *s, struct lws *wsi)
 {
     if (wsi != s->wsi)
@@ -777,35 +672,6 @@ void legacy_session_abort(struct legacy_session *s)
 }
 
 /* ----------------------------------------------------------------- table */
-
-bool legacy_table_init(struct legacy_table *t, struct loop *loop, size_t hub_count, const uint8_t seed[DICT_SEED_LEN])
-{
-    memset(t, 0, sizeof *t);
-    t->loop = loop;
-    dict_init(&t->by_id, seed);
-    list_init_head(&t->all);
-    t->hubs = calloc(hub_count ? hub_count : 1, sizeof *t->hubs);
-    t->hub_count = hub_count;
-    for (size_t i = 0; t->hubs && i < hub_count; i++)
-        t->hubs[i].loop = loop;
-    bool keyed = loop->cfg->token_secret ? token_key_from_secret(&t->token_key, loop->cfg->token_secret)
-                                         : token_key_generate(&t->token_key);
-    return t->hubs && keyed && RAND_bytes((unsigned char *)&t->instance_id, sizeof t->instance_id) == 1;
-}
-
-struct legacy_hub *legacy_table_hub(struct legacy_table *t, struct span name)
-{
-    for (size_t i = 0; i < t->hub_count; i++)
-        if (span_eq_nocase(span_from_cstr(t->hubs[i].endpoint->name), name))
-            return &t->hubs[i];
-    return NULL;
-}
-
-void legacy_table_shutdown(struct legacy_table *t)
-{
-    for (struct list_node *n = t->all.next; n != &t->all; n = n->next)
-        session_end(list_container_of(n, struct legacy_session, all), NULL);
-}
 
 void legacy_table_free(struct legacy_table *t)
 {

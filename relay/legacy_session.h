@@ -199,4 +199,12 @@ void legacy_send_release(struct legacy_session *s);
 /* legacy_send.c: the session ends; every waiting /send is answered with text as its error. */
 void legacy_send_end_all(struct legacy_session *s, const char *text);
 
+/* For legacy_invoke.c: the link of a hub on this connection (NULL when none), a link
+ * opened on demand, and an invocation answered with an error. */
+#define LEGACY_OUT_OF_MEMORY_TEXT "The relay ran out of memory."
+struct legacy_link *legacy_session_find_link(struct legacy_session *s, struct span hub);
+struct legacy_link *legacy_session_open_link(struct legacy_session *s, struct legacy_hub *hub, struct span spelled,
+                                             bool listed);
+void legacy_session_result_error(struct legacy_session *s, const char *legacy_id, const char *text);
+
 #endif
