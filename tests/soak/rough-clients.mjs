@@ -96,11 +96,16 @@ function openWs(url, onMessage) {
 }
 
 // Resolves when pred() holds (checked on every event the caller signals through `kick`), or rejects.
+// `progress()` restarts the bound: a stream that is still arriving is slow, not stuck (a loaded
+// two-core machine can take minutes to deliver 12 MiB to a node client); only a silence of `ms`
+// fails.
 function waiter(ms, what) {
-    let done, fail;
+    let done, fail, t;
     const p = new Promise((res, rej) => { done = res; fail = rej; });
-    const t = setTimeout(() => fail(new Error(`timed out after ${ms} ms: ${what}`)), ms);
-    return { p, done: (v) => { clearTimeout(t); done(v); }, cancel: () => clearTimeout(t) };
+    const arm = () => { clearTimeout(t); t = setTimeout(() => fail(new Error(`nothing for ${ms} ms: ${what()}`)), ms); };
+    if (typeof what !== "function") { const text = what; what = () => text; }
+    arm();
+    return { p, done: (v) => { clearTimeout(t); done(v); }, cancel: () => clearTimeout(t), progress: arm };
 }
 
 // ------------------------------------------------------------------------------- slow readers
@@ -169,8 +174,8 @@ async function slowCycle(n) {
         stats.slow_resumed++;
         ws._socket.resume();
         send({ type: 5, invocationId: "s" });
-        w = waiter(60000, `slow ${n}: ${pending.size} answers after reading again`);
-        onEvent = () => (pending.size === 0 || serverClose) && w.done();
+        w = waiter(60000, () => `slow ${n}: ${pending.size} answers after reading again`);
+        onEvent = () => { w.progress(); if (pending.size === 0 || serverClose) w.done(); };
         onEvent();
         await w.p;
         if (serverClose) {
