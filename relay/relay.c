@@ -560,6 +560,7 @@ void relay_request_reload(struct relay *relay)
  * place for new connections. */
 static void relay_reload(struct relay *relay)
 {
+    log_reopen(); /* first: logrotate moved the file away, and this reload's lines go to the new one */
     tls_reload(&relay->tls);
     if (!relay->argv) {
         log_warn("relay: reload requested, but this relay was started without a command line to reread");
@@ -606,6 +607,7 @@ static void relay_reload(struct relay *relay)
     if (!backends_apply_config(&relay->backends))
         log_error("relay: reload: out of memory while updating the backend instances");
     log_set_level((enum log_level)cfg->log_level);
+    log_set_format((enum log_format)cfg->log_format);
     log_info("relay: configuration reloaded: %zu hub%s", cfg->hub_count, cfg->hub_count == 1 ? "" : "s");
     for (size_t i = 0; i < cfg->hub_count; i++)
         log_info("relay: hub %s -> %s", cfg->hubs[i].name, cfg->hubs[i].backend_url);
