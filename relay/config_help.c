@@ -153,7 +153,8 @@ void config_print_help(FILE *out)
 "\n"
 "Endpoints: POST /NAME/negotiate (negotiateVersion 0 and 1), GET /NAME with a WebSocket\n"
 "upgrade (JSON and MessagePack hub protocols), the legacy endpoint (negotiate, connect,\n"
-"reconnect, start, abort, ping over WebSockets), GET /metrics, /healthz, /readyz. Server-Sent Events and long\n"
+"reconnect, start, abort, ping over WebSockets), GET /metrics, /healthz, /readyz, GET /demo/\n"
+"(with --demo-dir). Server-Sent Events and long\n"
 "polling are not served yet, for either kind of client. With --service-key also GET /server/\n"
 "(the apps' WebSockets), POST /client/negotiate (negotiateVersion 1) and GET /client/ with\n"
 "a WebSocket upgrade for Core clients.\n",

@@ -13,6 +13,7 @@
 #include "relay/core_http.h"
 #include "relay/core_negotiate.h"
 #include "relay/core_session.h"
+#include "relay/demo.h"
 #include "relay/http.h"
 #include "relay/http_limits.h"
 #include "relay/legacy.h"
@@ -132,6 +133,8 @@ static int route_http(struct relay *relay, struct lws *wsi)
         return legacy_http(&relay->legacy, wsi, legacy_suffix);
     bool negotiate;
     const struct hub_route *hub = route_hub(relay, path, &negotiate);
+    if (!hub && demo_route(path)) /* a hub named demo comes first */
+        return demo_http(relay->loop.cfg, wsi, path, method);
     if (!hub)
         return respond_text(relay, wsi, 404, "Not Found");
     if (method == HTTP_OPTIONS)
