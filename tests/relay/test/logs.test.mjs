@@ -1,4 +1,4 @@
-// The relay's logs (--log-format, --log-file): for each format (text, json, logfmt) a relay of its
+// The relay's logs (--log-format, --log-file): for each format (text, json, logfmt; json at debug too) a relay of its
 // own logs to a file while a Core client over WebSockets (raw, with an Authorization header, a
 // cookie and an access_token), the stock JS client over long polling (its token in every poll's
 // URL) and a legacy client (negotiate, connect, start, an invocation, abort) come and go, and a
@@ -28,9 +28,9 @@ const SECRET = {
     legacyBody: "legacyBodySecret6a2b",
 };
 
-function relayArgs(format, logFile) {
+function relayArgs(format, logFile, level = "info") {
     return ["--hub", `chat=${BACKEND_URL}/chat`, "--hub", `ChatHub=${BACKEND_URL}/chat`,
-        "--log-format", format, "--log-file", logFile];
+        "--log-format", format, "--log-file", logFile, "--log-level", level];
 }
 
 // One line as { time, level, msg, conn?, hub? }, or an Error naming what does not parse.
@@ -124,11 +124,12 @@ async function legacySession(base) {
     return { id, token };
 }
 
-for (const format of ["text", "json", "logfmt"]) {
-    test(`--log-format ${format}: every line parses, a connection's lines carry its id and hub, no secret is logged`, async () => {
+// The default level in each format, and debug once (libwebsockets' notices included, through the relay's log).
+for (const [format, level] of [["text", "info"], ["json", "info"], ["logfmt", "info"], ["json", "debug"]]) {
+    test(`--log-format ${format}, --log-level ${level}: every line parses, a connection's lines carry its id and hub, no secret is logged`, async () => {
         const dir = fs.mkdtempSync(path.join(os.tmpdir(), `logs-${format}.`));
         const logFile = path.join(dir, "relay.log");
-        const relay = await startRelay(relayArgs(format, logFile));
+        const relay = await startRelay(relayArgs(format, logFile, level));
         try {
             const raw = await coreRawSession(relay.url);
             const polling = await corePollingSession(relay.url);
