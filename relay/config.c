@@ -105,6 +105,8 @@ void config_free(struct relay_config *cfg)
     free(cfg->dns_servers);
     free(cfg->admin_address);
     free(cfg->resolv_conf);
+    free(cfg->log_file);
+    free(cfg->demo_dir);
     memset(cfg, 0, sizeof *cfg);
 }
 
@@ -387,13 +389,12 @@ static enum config_result set_nonempty(const char *flag, char **field, const cha
     return CONFIG_OK;
 }
 
-static enum config_result set_log_level(struct relay_config *cfg, const char *value, char *err,
-                                        size_t err_len)
+/* --log-level, --log-format: a name log.c knows. */
+static enum config_result set_log_name(const char *flag, int (*from_name)(const char *), const char *names,
+                                       int *out, const char *value, char *err, size_t err_len)
 {
-    int level = log_level_from_name(value);
-    if (level < 0)
-        return config_fail(err, err_len, "--log-level wants error, warn, info or debug, got '%s'", value);
-    cfg->log_level = level;
+    if ((*out = from_name(value)) < 0)
+        return config_fail(err, err_len, "%s wants %s, got '%s'", flag, names, value);
     return CONFIG_OK;
 }
 
@@ -460,7 +461,12 @@ static enum config_result apply_setting(struct relay_config *cfg, const char *na
     if (strcmp(name, "resolv-conf") == 0) return set_nonempty("--resolv-conf", &cfg->resolv_conf, value, err, err_len);
     if (strcmp(name, "service-key") == 0) return add_service_key(cfg, value, err, err_len);
     if (strcmp(name, "app-negotiate") == 0) return add_app_negotiate(cfg, value, err, err_len);
-    if (strcmp(name, "log-level") == 0) return set_log_level(cfg, value, err, err_len);
+    if (strcmp(name, "log-level") == 0)
+        return set_log_name("--log-level", log_level_from_name, "error, warn, info or debug", &cfg->log_level, value, err, err_len);
+    if (strcmp(name, "log-format") == 0)
+        return set_log_name("--log-format", log_format_from_name, "text, json or logfmt", &cfg->log_format, value, err, err_len);
+    if (strcmp(name, "log-file") == 0) return set_nonempty("--log-file", &cfg->log_file, value, err, err_len);
+    if (strcmp(name, "demo-dir") == 0) return set_nonempty("--demo-dir", &cfg->demo_dir, value, err, err_len);
     if (strcmp(name, "config") == 0) return config_load_file(cfg, value, err, err_len);
     return config_fail(err, err_len, "unknown option '--%s' (see --help)", name);
 }

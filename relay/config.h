@@ -83,6 +83,9 @@ struct relay_config {
     size_t max_request_headers_bytes; /* request headers; more: 431 (32K, as Kestrel) */
     unsigned header_timeout_ms;       /* a request's headers must arrive within this (10 s) */
     int log_level;
+    int log_format;               /* LOG_FORMAT_*: text (the default), json, logfmt */
+    char *log_file;               /* --log-file: lines appended there; NULL: stderr */
+    char *demo_dir;               /* --demo-dir: static files served under /demo/; NULL: /demo is off */
 };
 
 enum config_result { CONFIG_OK = 0, CONFIG_EXIT_SUCCESS = 1, CONFIG_ERROR = -1 };

@@ -40,6 +40,7 @@ bool config_keep_restart_only(const struct relay_config *old, struct relay_confi
     keep_string(&cfg->tls_cert, old->tls_cert, "--tls-cert", &kept);
     keep_string(&cfg->tls_key, old->tls_key, "--tls-key", &kept);
     keep_string(&cfg->backend_ca, old->backend_ca, "--backend-ca", &kept);
+    keep_string(&cfg->log_file, old->log_file, "--log-file", &kept); /* reopened, not moved (log_reopen) */
     cfg->ws_read_buffer_bytes = old->ws_read_buffer_bytes;
     bool keys_same = old->service_key_count == cfg->service_key_count;
     for (size_t i = 0; keys_same && i < old->service_key_count; i++)

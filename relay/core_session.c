@@ -49,7 +49,7 @@ static void send_bytes_to_client(struct core_session *s, const char *data, size_
         return;
     }
     s->loop->stats.out_of_memory_closes++;
-    log_warn("session %s: out of memory for a message to the client; closing", s->connection_id);
+    log_conn_warn(s->connection_id, s->endpoint->name, "session: out of memory for a message to the client; closing");
     close_after_flush(s);
 }
 
@@ -79,7 +79,7 @@ static void fail_handshake(struct core_session *s, const char *text)
         send_bytes_to_client(s, out.data, out.len, s->state == CORE_OPEN && is_binary(s));
     buf_free(&out);
     s->handshake_answered = true;
-    log_info("session %s: handshake refused: %s", s->connection_id, text);
+    log_conn_info(s->connection_id, s->endpoint->name, "session: handshake refused: %s", text);
     close_after_flush(s);
 }
 
@@ -188,7 +188,7 @@ static void core_timeout_due(struct timer_entry *e)
     struct core_session *s = list_container_of(e, struct core_session, timeout_timer);
     uint64_t now = clock_now_ms();
     if (s->state == CORE_CLOSING) {
-        log_info("session %s: the client did not take its last messages within %d ms; closing its socket", s->connection_id,
+        log_conn_info(s->connection_id, s->endpoint->name, "session: the client did not take its last messages within %d ms; closing its socket",
                  RELAY_CLOSE_TIMEOUT_MS);
         if (s->wsi)
             lws_set_timeout(s->wsi, PENDING_TIMEOUT_CLOSE_SEND, LWS_TO_KILL_ASYNC);
@@ -201,13 +201,13 @@ static void core_timeout_due(struct timer_entry *e)
     if (s->state != CORE_OPEN)
         return;
     if (!s->handshake_answered && now >= s->hub_answer_due_ms) {
-        log_info("session %s: hub %s did not answer the handshake within %u ms, closing", s->connection_id,
+        log_conn_info(s->connection_id, s->endpoint->name, "session: hub %s did not answer the handshake within %u ms, closing",
                  s->endpoint->name, s->loop->cfg->handshake_timeout_ms);
         report_hub_loss(s, "it did not answer the handshake in time");
         return;
     }
     if (s->client_pinged && now >= s->last_received_ms + s->loop->cfg->client_timeout_ms) {
-        log_info("session %s: client silent for %u ms, closing", s->connection_id, s->loop->cfg->client_timeout_ms);
+        log_conn_info(s->connection_id, s->endpoint->name, "session: client silent for %u ms, closing", s->loop->cfg->client_timeout_ms);
         close_with_error(s, "Connection closed with an error.", true);
         return;
     }
@@ -234,7 +234,7 @@ static void hub_opened(void *owner, const char *connection_id)
     struct core_session *s = owner;
     if (connection_id[0])
         snprintf(s->connection_id, sizeof s->connection_id, "%s", connection_id);
-    log_debug("session %s: hub channel open", s->connection_id);
+    log_conn_info(s->connection_id, s->endpoint->name, "session: connected, hub channel open");
 }
 
 /* Notes what the relay must know about the hub's traffic: its handshake
@@ -300,7 +300,7 @@ static void hub_ended(void *owner, const char *why)
         close_after_flush(s);
         return;
     }
-    log_info("session %s: hub channel lost: %s", s->connection_id, why ? why : "closed by the backend");
+    log_conn_info(s->connection_id, s->endpoint->name, "session: hub channel lost: %s", why ? why : "closed by the backend");
     report_hub_loss(s, why ? why : "the backend closed the connection");
 }
 
@@ -676,6 +676,7 @@ void core_session_client_gone(struct core_session *s)
 
 void core_session_destroy(struct core_session *s)
 {
+    log_conn_info(s->connection_id, s->endpoint->name, "session: closed");
     timer_cancel(&s->keepalive_timer);
     timer_cancel(&s->timeout_timer);
     timer_cancel(&s->disconnect_timer);

@@ -78,7 +78,7 @@ static void handle_client_text(struct legacy_session *s, const char *data, size_
         legacy_session_invoke(s, &msg);
     } else {
         s->loop->stats.protocol_errors++;
-        log_info("legacy %s: unreadable invocation (%s: %s)", s->connection_id, proto_status_name(st), err.detail);
+        log_conn_info(s->connection_id, legacy_session_log_hub(s), "legacy: unreadable invocation (%s: %s)", proto_status_name(st), err.detail);
         /* Answer with an error if the id could be read, as the original answers bad calls. */
         char *id = span_is_set(msg.invocation_id) && msg.invocation_id.len > 0 ? invocation_id_copy(&msg) : NULL;
         if (id) {

@@ -149,7 +149,7 @@ void legacy_session_poll(struct legacy_session *s, struct legacy_request *r, boo
     s->loop->stats.legacy_polls_held++;
     legacy_request_wait(r, s, poll_gone);
     if (!cursor_ok || replay_ring_after(&s->ring, cursor, NULL, NULL) == REPLAY_GAP) {
-        log_info("legacy %s: poll cursor cannot be replayed; telling the client to start over", s->connection_id);
+        log_conn_info(s->connection_id, legacy_session_log_hub(s), "legacy: poll cursor cannot be replayed; telling the client to start over");
         legacy_session_end(s, "The connection was lost for too long to replay its messages; start a new connection.");
         return;
     }

@@ -133,7 +133,7 @@ int legacy_session_send(struct legacy_session *s, struct legacy_request *r)
     int rc = 0;
     if (st != PROTO_OK) {
         s->loop->stats.protocol_errors++;
-        log_info("legacy %s: unreadable invocation in /send (%s: %s)", s->connection_id, proto_status_name(st),
+        log_conn_info(s->connection_id, legacy_session_log_hub(s), "legacy: unreadable invocation in /send (%s: %s)", proto_status_name(st),
                  err.detail);
         struct buf out;
         buf_init(&out);

@@ -34,7 +34,7 @@ static void out_of_memory(struct legacy_session *s)
     if (s->closing)
         return;
     s->loop->stats.out_of_memory_closes++;
-    log_warn("legacy %s: out of memory for a message to the client; ending the connection", s->connection_id);
+    log_conn_warn(s->connection_id, legacy_session_log_hub(s), "legacy: out of memory for a message to the client; ending the connection");
     session_end(s, LEGACY_OUT_OF_MEMORY_TEXT);
 }
 
@@ -361,7 +361,7 @@ static void legacy_keepalive_due(struct timer_entry *e)
     if (s->carrier != LEGACY_CARRIER_WEBSOCKET)
         s->last_heard_ms = now; /* SSE: no pings; a dead stream is noticed when a write fails */
     if (now - s->last_heard_ms >= DEAD_AFTER_INTERVALS * interval) {
-        log_info("legacy %s: nothing heard from the client for %llu ms; closing its dead socket", s->connection_id,
+        log_conn_info(s->connection_id, legacy_session_log_hub(s), "legacy: nothing heard from the client for %llu ms; closing its dead socket",
                  (unsigned long long)(now - s->last_heard_ms));
         lws_set_timeout(s->wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
         return;
@@ -386,7 +386,7 @@ static void disconnect_due(struct timer_entry *e)
     struct legacy_session *s = list_container_of(e, struct legacy_session, disconnect_timer);
     if (s->wsi || s->poll)
         return;
-    log_info("legacy %s: client did not come back within the disconnect timeout", s->connection_id);
+    log_conn_info(s->connection_id, legacy_session_log_hub(s), "legacy: client did not come back within the disconnect timeout");
     session_end(s, NULL);
 }
 
@@ -435,7 +435,7 @@ static void reap_due(struct timer_entry *e)
         loop_timer_schedule(s->loop, &s->reap_timer, s->close_deadline_ms);
         return;
     }
-    log_info("legacy %s: the client did not take its last frames within %d ms; closing its socket", s->connection_id,
+    log_conn_info(s->connection_id, legacy_session_log_hub(s), "legacy: the client did not take its last frames within %d ms; closing its socket",
              RELAY_CLOSE_TIMEOUT_MS);
     if (s->wsi)
         lws_set_timeout(s->wsi, PENDING_TIMEOUT_CLOSE_SEND, LWS_TO_KILL_ASYNC);
@@ -453,6 +453,7 @@ static void session_end(struct legacy_session *s, const char *error_text)
     if (s->closing)
         return;
     s->closing = true;
+    log_conn_info(s->connection_id, legacy_session_log_hub(s), "legacy: connection ended");
     s->close_deadline_ms = clock_now_ms() + RELAY_CLOSE_TIMEOUT_MS;
     if (s->in_table) {
         dict_remove(&s->table->by_id, &s->entry);
@@ -521,6 +522,7 @@ struct legacy_session *legacy_session_create(struct legacy_table *t, const char 
             legacy_session_open_link(s, hub, hubs->names[i], true);
     }
     s->listed_count = s->link_count;
+    log_conn_info(s->connection_id, legacy_session_log_hub(s), "legacy: connected");
     return s;
 }
 
@@ -588,7 +590,7 @@ void legacy_session_established(struct legacy_session *s)
     bool reconnect = s->channel_reconnect;
     uint64_t last = replay_ring_last_seq(&s->ring);
     if (reconnect && (s->reconnect_gap || replay_ring_after(&s->ring, s->reconnect_cursor, NULL, NULL) == REPLAY_GAP)) {
-        log_info("legacy %s: reconnect cursor cannot be replayed; telling the client to start over", s->connection_id);
+        log_conn_info(s->connection_id, legacy_session_log_hub(s), "legacy: reconnect cursor cannot be replayed; telling the client to start over");
         session_end(s, "The connection was lost for too long to replay its messages; start a new connection.");
         buf_free(&frame);
         return;
@@ -667,7 +669,7 @@ void legacy_session_channel_closed(struct legacy_session *s, struct lws *wsi)
 
 void legacy_session_abort(struct legacy_session *s)
 {
-    log_debug("legacy %s: aborted by the client", s->connection_id);
+    log_conn_debug(s->connection_id, legacy_session_log_hub(s), "legacy: aborted by the client");
     session_end(s, NULL);
 }
 

@@ -130,6 +130,12 @@ struct legacy_session {
     uint64_t close_deadline_ms;      /* closing: the sockets still open then are closed */
 };
 
+/* For log lines: the hub of a connection to one hub (most are), else NULL. */
+static inline const char *legacy_session_log_hub(const struct legacy_session *s)
+{
+    return s->link_count == 1 ? s->links[0]->hub->endpoint->name : NULL;
+}
+
 /* Creates the session for a verified token and registers it. hubs are the
  * hub names as the client spelled them (from the token). NULL on failure. */
 struct legacy_session *legacy_session_create(struct legacy_table *t, const char *connection_id,

@@ -28,6 +28,15 @@ static void on_sighup(int signo)
         relay_request_reload(running_relay);
 }
 
+/* libwebsockets' own lines, through the relay's log (its format, its file). */
+static void lws_line(int level, const char *line)
+{
+    char text[512];
+    snprintf(text, sizeof text, "lws: %s", line);
+    text[strcspn(text, "\n")] = '\0';
+    log_text(level == LLL_ERR ? LOG_ERROR : level == LLL_WARN ? LOG_WARN : LOG_DEBUG, text);
+}
+
 static void install_signal_handlers(void)
 {
     struct sigaction sa;
@@ -60,7 +69,13 @@ int main(int argc, char **argv)
         return 2;
     }
     log_set_level((enum log_level)cfg.log_level);
-    lws_set_log_level(cfg.log_level >= LOG_DEBUG ? LLL_ERR | LLL_WARN | LLL_NOTICE : LLL_ERR, NULL);
+    log_set_format((enum log_format)cfg.log_format);
+    if (!log_open_file(cfg.log_file, err, sizeof err)) {
+        fprintf(stderr, "signalr-relay: %s\n", err);
+        config_free(&cfg);
+        return 2;
+    }
+    lws_set_log_level(cfg.log_level >= LOG_DEBUG ? LLL_ERR | LLL_WARN | LLL_NOTICE : LLL_ERR, lws_line);
 
     /* On the heap: the relay embeds its timer wheel's slot array (about 1 MiB). */
     struct relay *relay = calloc(1, sizeof *relay);
@@ -69,6 +84,7 @@ int main(int argc, char **argv)
             relay_destroy(relay);
         free(relay);
         config_free(&cfg);
+        log_close();
         return 1;
     }
     relay_enable_reload(relay, argc, argv);
@@ -80,5 +96,6 @@ int main(int argc, char **argv)
     relay_destroy(relay);
     free(relay);
     config_free(&cfg);
+    log_close();
     return 0;
 }

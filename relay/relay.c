@@ -13,6 +13,7 @@
 #include "relay/core_http.h"
 #include "relay/core_negotiate.h"
 #include "relay/core_session.h"
+#include "relay/demo.h"
 #include "relay/http.h"
 #include "relay/http_limits.h"
 #include "relay/legacy.h"
@@ -132,6 +133,8 @@ static int route_http(struct relay *relay, struct lws *wsi)
         return legacy_http(&relay->legacy, wsi, legacy_suffix);
     bool negotiate;
     const struct hub_route *hub = route_hub(relay, path, &negotiate);
+    if (!hub && demo_route(path)) /* a hub named demo comes first */
+        return demo_http(relay->loop.cfg, wsi, path, method);
     if (!hub)
         return respond_text(relay, wsi, 404, "Not Found");
     if (method == HTTP_OPTIONS)
@@ -560,6 +563,7 @@ void relay_request_reload(struct relay *relay)
  * place for new connections. */
 static void relay_reload(struct relay *relay)
 {
+    log_reopen(); /* first: logrotate moved the file away, and this reload's lines go to the new one */
     tls_reload(&relay->tls);
     if (!relay->argv) {
         log_warn("relay: reload requested, but this relay was started without a command line to reread");
@@ -606,6 +610,7 @@ static void relay_reload(struct relay *relay)
     if (!backends_apply_config(&relay->backends))
         log_error("relay: reload: out of memory while updating the backend instances");
     log_set_level((enum log_level)cfg->log_level);
+    log_set_format((enum log_format)cfg->log_format);
     log_info("relay: configuration reloaded: %zu hub%s", cfg->hub_count, cfg->hub_count == 1 ? "" : "s");
     for (size_t i = 0; i < cfg->hub_count; i++)
         log_info("relay: hub %s -> %s", cfg->hubs[i].name, cfg->hubs[i].backend_url);

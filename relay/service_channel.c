@@ -145,7 +145,7 @@ static bool deliver_bytes(struct service_channel *ch, struct span payload)
     struct wsmsg *m = wsmsg_copy(payload.ptr, payload.len, ch->binary);
     if (!m) {
         loop_of(ch)->stats.out_of_memory_closes++;
-        log_warn("service %s/%s: out of memory for a message to the client; closing it", ch->hub->key, ch->id);
+        log_conn_warn(ch->id, ch->hub->key, "service: out of memory for a message to the client; closing it");
         end_by_relay(ch, "The relay ran out of memory.");
         return false;
     }
@@ -166,8 +166,8 @@ static bool hold(struct service_channel *ch, struct span payload)
     if (ch->held.bytes <= loop_of(ch)->cfg->max_buffered_bytes)
         return true;
     ch->hub->service->stats.slow_client_closes++;
-    log_info("service %s/%s: the client does not read what the app sends (over %zu bytes held); closing it",
-             ch->hub->key, ch->id, loop_of(ch)->cfg->max_buffered_bytes);
+    log_conn_info(ch->id, ch->hub->key, "service: the client does not read what the app sends (over %zu bytes held); closing it",
+                  loop_of(ch)->cfg->max_buffered_bytes);
     end_by_relay(ch, "The client was too slow to read what the hub sent it.");
     return false;
 }
@@ -442,7 +442,7 @@ static enum hub_send_result service_begin(struct hub_channel *base, enum hub_pro
     open_free(o);
     ch->open = NULL;
     if (!ok) {
-        log_warn("service %s/%s: OpenConnection could not be sent: %s", ch->hub->key, ch->id,
+        log_conn_warn(ch->id, ch->hub->key, "service: OpenConnection could not be sent: %s",
                  err.detail[0] ? err.detail : "the server connection is closing");
         defer_end(ch, "the relay could not open the connection to the app");
         return HUB_SEND_CLOSED;

@@ -11,6 +11,8 @@
 #     release build the jQuery suite with the page on another origin (SIGNALR_LEGACY_PAGE=cross-origin:
 #     CORS with credentials, form posts) and both suites on auto with WebSockets refused by the
 #     relay (--legacy-websockets refuse), so that they fall back to serverSentEvents by themselves,
+#     and the /demo page of scripts/run.sh in Chromium (both panes send, both show both messages;
+#     screenshot in build/test-output/demo.png),
 #  4. the captured sessions of those clients (fixtures/legacy) replayed against the ASan relay, the
 #     server's side compared with the recording (tests/legacy/capture/replay.mjs).
 # Builds a missing relay build first (build/release, build/asan). Every suite run is bounded in
@@ -82,7 +84,7 @@ for build in ${RELAY_BUILDS:-release asan}; do
     esac
     RELAY_BIN="$root/build/$build/signalr-relay"
     doomed_start || exit 1
-    relay_start --cors-origin "http://127.0.0.1:$PAGE_PORT" --hub "doomed=$DOOMED_URL/chat" || exit 1
+    relay_start --cors-origin "http://127.0.0.1:$PAGE_PORT" --hub "doomed=$DOOMED_URL/chat" --demo-dir "$root/demo" || exit 1
 
     echo "=== Core clients through the $build relay ($RELAY_URL)"
     # The relay offers SSE and long polling and reaches the hub over a WebSocket whatever the
@@ -108,6 +110,8 @@ for build in ${RELAY_BUILDS:-release asan}; do
         echo "=== jQuery client through the $build relay ($RELAY_URL/signalr), page on another origin"
         step "legacy jQuery cross-origin, $build relay" env SIGNALR_LEGACY_URL=$RELAY_URL/signalr SIGNALR_LABEL=$build \
             SIGNALR_LEGACY_SUITES=browser SIGNALR_LEGACY_PAGE=cross-origin SIGNALR_LEGACY_PAGE_PORT=$PAGE_PORT tests/legacy/run.sh
+        echo "=== the /demo page (scripts/run.sh's) in Chromium through the $build relay"
+        step "demo page in Chromium, $build relay" env DEMO_URL=$RELAY_URL tests/legacy/browser/demo/run.sh
         # Transport fallback: the relay refuses every WebSocket upgrade (negotiate still says
         # TryWebSockets), so both clients on auto try WebSockets, fail, and end up on serverSentEvents.
         relay_stop || { echo "the $build relay did not shut down cleanly"; status=1; }

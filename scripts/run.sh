@@ -4,7 +4,9 @@
 #   scripts/run.sh                      no arguments: also builds and starts the sample ASP.NET Core
 #                                       backend from tests/backend on a free loopback port, puts the
 #                                       relay in front of it on 127.0.0.1:8080 (RELAY_PORT to change),
-#                                       prints the URLs to use, and stops both on Ctrl-C
+#                                       serves the chat demo of demo/ at /demo/ (its libraries
+#                                       installed there with npm ci), prints the URLs to use, and
+#                                       stops both on Ctrl-C
 #   scripts/run.sh --hub chat=http://127.0.0.1:5000/chat [...]
 #   scripts/run.sh --config relay.json  with arguments: the relay alone, against your backends
 #                                       (see scripts/run.sh --help for every flag)
@@ -22,6 +24,10 @@ if [ $# -gt 0 ]; then
 fi
 
 source scripts/lib/backend.sh
+source scripts/lib/suite.sh
+# The demo page's libraries (jQuery, the jQuery SignalR client, @microsoft/signalr), pinned in
+# demo/package.json; without them the relay still runs, /demo then lacks its scripts.
+suite_npm_ci "$root/demo" >&2 || echo "npm ci in demo/ failed: the /demo page will not work" >&2
 echo "building the sample backend (tests/backend)..." >&2
 backend_build
 backend_start >&2
@@ -33,11 +39,13 @@ signalr-relay on http://127.0.0.1:$port in front of the sample backend ($BACKEND
   ASP.NET Core SignalR clients:  http://127.0.0.1:$port/chat   (also /status, /secure)
   legacy ASP.NET SignalR 2.x:    http://127.0.0.1:$port/signalr (hub proxies chatHub, statusHub)
   metrics:                       http://127.0.0.1:$port/metrics
+  demo, both kinds of client in one chat:  http://127.0.0.1:$port/demo/
 Ctrl-C stops the relay and the backend.
 
 TXT
 "$relay" --listen "127.0.0.1:$port" --hub "chat=$BACKEND_URL/chat" --hub "status=$BACKEND_URL/status" \
-  --hub "secure=$BACKEND_URL/secure" --hub "ChatHub=$BACKEND_URL/chat" --hub "StatusHub=$BACKEND_URL/status" &
+  --hub "secure=$BACKEND_URL/secure" --hub "ChatHub=$BACKEND_URL/chat" --hub "StatusHub=$BACKEND_URL/status" \
+  --demo-dir "$root/demo" &
 relay_pid=$!
 trap 'kill -TERM $relay_pid 2>/dev/null; wait $relay_pid 2>/dev/null; backend_stop' EXIT
 trap 'exit 0' INT TERM
