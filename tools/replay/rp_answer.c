@@ -1,0 +1,595 @@
+/* rp_answer.c - the server's side of a replay (port of replay.mjs onResponse, onStreamData,
+ * matchFrame, onClose): HTTP answers by status, the compared headers and the body (JSON by value,
+ * the negotiate's member order too), event streams event by event as they come, a long poll's
+ * answers joined when they batch differently, WebSocket frames as a sequence of items whatever
+ * the batching, closes by code and reason. */
+#include "rp_run_int.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <openssl/evp.h>
+
+#include "rp_json.h"
+#include "rp_mask.h"
+
+/* Response headers worth comparing (the rest, such as content-length, vary with token lengths). */
+static const char *const COMPARED_RESPONSE_HEADERS[] = {"content-type", "x-content-type-options", "cache-control", NULL};
+
+static int ends_with(const char *s, const char *tail)
+{
+    size_t n = strlen(s), m = strlen(tail);
+    return n >= m && strcmp(s + n - m, tail) == 0;
+}
+
+char *rp_compare_body(struct rp_run *r, const char *expected, const char *actual, const cJSON *actual_value,
+                      int ordered, int negotiate)
+{
+    int blank = strspn(expected, " \t\r\n") == strlen(expected);
+    cJSON *want = blank ? NULL : rp_json_parse(expected);
+    if (!want)
+        return rp_match_text(expected, actual, &r->b);
+    if (r->o->reference)
+        rp_mask_reference_json(want, negotiate);
+    cJSON *got = actual_value ? NULL : rp_json_parse(actual);
+    char *why;
+    if (!actual_value && !got) {
+        char *q = rp_quote(actual, 200);
+        why = rp_fmt("is not JSON: %s", q);
+        free(q);
+    } else {
+        why = rp_json_match(want, actual_value ? actual_value : got, &r->b, ordered, "$");
+    }
+    cJSON_Delete(want);
+    cJSON_Delete(got);
+    return why;
+}
+
+/* ---- HTTP */
+
+static const char *path_of(const struct rp_req *q)
+{
+    const char *p = rp_ev_str(&q->r->fx.ev[q->req_ev], "path");
+    return p ? p : "";
+}
+
+static int contains_nocase(const char *s, const char *needle)
+{
+    size_t n = strlen(needle);
+    for (; *s; s++)
+        if (strncasecmp(s, needle, n) == 0)
+            return 1;
+    return 0;
+}
+
+/* A long poll answers with what has arrived by then, so the same messages may come in other batches
+ * than recorded. When an answer holds only a prefix of the recorded messages, the poll is sent again
+ * from the cursor it reached and the answers are compared joined. Returns 1 when sent again;
+ * *joined is the rebuilt answer to compare when this was the last piece. */
+static int continue_poll(struct rp_req *q, const char *expected_body, const char *body, cJSON **joined)
+{
+    struct rp_run *r = q->r;
+    const struct rp_event *req = &r->fx.ev[q->req_ev];
+    const char *raw = rp_ev_str(req, "rawQuery");
+    *joined = NULL;
+    if (q->c->status != 200 || !(ends_with(path_of(q), "/poll") || ends_with(path_of(q), "/reconnect")) ||
+        !contains_nocase(raw ? raw : "", "transport=longPolling"))
+        return 0;
+    cJSON *want = rp_json_parse(expected_body), *got = rp_json_parse(body);
+    const cJSON *wantM = cJSON_GetObjectItemCaseSensitive(want, "M");
+    cJSON *gotM = cJSON_GetObjectItemCaseSensitive(got, "M");
+    int sent = 0;
+    if (cJSON_IsObject(want) && cJSON_IsObject(got) && cJSON_IsArray(wantM) && cJSON_IsArray(gotM)) {
+        cJSON *all = q->again ? cJSON_Duplicate(q->again, 1) : cJSON_CreateArray();
+        for (const cJSON *m = gotM->child; m; m = m->next)
+            cJSON_AddItemToArray(all, cJSON_Duplicate(m, 1));
+        int n = cJSON_GetArraySize(all);
+        if (n == 0 || n >= cJSON_GetArraySize(wantM)) {
+            if (q->again) {
+                cJSON_ReplaceItemInObjectCaseSensitive(got, "M", all);
+                *joined = got;
+                got = NULL;
+                all = NULL;
+            }
+        } else {
+            const cJSON *c = cJSON_GetObjectItemCaseSensitive(got, "C");
+            rp_send_request(r, q->req_ev, all, cJSON_IsString(c) ? c->valuestring : "");
+            all = NULL;
+            sent = 1;
+        }
+        cJSON_Delete(all);
+    }
+    cJSON_Delete(want);
+    cJSON_Delete(got);
+    return sent;
+}
+
+static void on_end(struct rp_conn *c)
+{
+    struct rp_req *q = c->ctx;
+    struct rp_run *r = q->r;
+    if (q->resp_ev == RP_NONE || r->failure)
+        return;
+    struct rp_event *expected = &r->fx.ev[q->resp_ev];
+    if (expected->done)
+        return; /* the recording has no answer to compare with */
+    const cJSON *st = cJSON_GetObjectItemCaseSensitive(expected->j, "status");
+    int want_status = cJSON_IsNumber(st) ? (int)st->valuedouble : -1;
+    char *dexp = rp_describe(expected);
+    if (q->sse) { /* compared event by event (on_data); here the status */
+        if (c->status != want_status)
+            rp_fail(r, "%s: status %d, recorded %d", dexp, c->status, want_status);
+        expected->done = 1;
+        free(dexp);
+        return;
+    }
+    const char *body = c->body.p ? c->body.p : "";
+    const char *ebody = rp_ev_str(expected, "body");
+    cJSON *joined = NULL;
+    if (continue_poll(q, ebody ? ebody : "", body, &joined)) {
+        free(dexp);
+        return;
+    }
+    const struct rp_event *req = &r->fx.ev[q->req_ev];
+    char *where = rp_fmt("%s to %s %s", dexp, rp_ev_str(req, "method") ? rp_ev_str(req, "method") : "?", path_of(q));
+    free(dexp);
+    if (c->status != want_status) {
+        char *qb = rp_quote(body, 200);
+        rp_fail(r, "%s: status %d, recorded %d (body %s)", where, c->status, want_status, qb);
+        free(qb);
+    }
+    for (int i = 0; !r->failure && COMPARED_RESPONSE_HEADERS[i]; i++) {
+        const char *name = COMPARED_RESPONSE_HEADERS[i];
+        const char *want = rp_ev_header(expected, name);
+        if (!want || (r->o->reference && rp_mask_reference_header(want_status, name)))
+            continue;
+        char got[512];
+        int has = lg_http_header(c->head, c->head_len, name, got, sizeof got);
+        if (!has || strcmp(got, want) != 0) {
+            char *qg = has ? rp_quote(got, 200) : rp_strdup("undefined"), *qw = rp_quote(want, 200);
+            rp_fail(r, "%s: header %s %s, recorded %s", where, name, qg, qw);
+            free(qg);
+            free(qw);
+        }
+    }
+    if (!r->failure) {
+        int negotiate = ends_with(path_of(q), "/negotiate");
+        char *why = rp_compare_body(r, ebody ? ebody : "", body, joined, negotiate, negotiate);
+        char *prefix = rp_fmt("%s: body", where);
+        if (!rp_fail_why(r, why, prefix)) {
+            rp_answered(r);
+            expected->done = 1;
+        }
+        free(prefix);
+    }
+    cJSON_Delete(joined);
+    free(where);
+}
+
+/* The next recorded event of stream `id`, number `index`, or RP_NONE. */
+static size_t sse_event(struct rp_run *r, int id, int index)
+{
+    for (size_t i = 0; i < r->fx.n; i++)
+        if (r->fx.ev[i].type == EV_SSE && r->fx.ev[i].id == id && r->fx.ev[i].index == index)
+            return i;
+    return RP_NONE;
+}
+
+/* As continue_poll for a stream: a frame holding a prefix of the recorded frame's messages waits
+ * for the next ones, and they are compared joined. Returns 1 to compare (*joined: the rebuilt
+ * frame, or NULL for data as it came), 0 to wait. */
+static int join_stream_frames(struct rp_req *q, const char *want_data, const char *data, cJSON **joined)
+{
+    *joined = NULL;
+    cJSON *want = rp_json_parse(want_data), *got = rp_json_parse(data);
+    const cJSON *wantM = cJSON_IsObject(want) ? cJSON_GetObjectItemCaseSensitive(want, "M") : NULL;
+    const cJSON *gotM = cJSON_IsObject(got) ? cJSON_GetObjectItemCaseSensitive(got, "M") : NULL;
+    int compare = 1;
+    if (cJSON_IsArray(wantM) && cJSON_IsArray(gotM)) {
+        cJSON *all = q->held ? q->held : cJSON_CreateArray();
+        q->held = NULL;
+        for (const cJSON *m = gotM->child; m; m = m->next)
+            cJSON_AddItemToArray(all, cJSON_Duplicate(m, 1));
+        int n = cJSON_GetArraySize(all);
+        if (n > 0 && n < cJSON_GetArraySize(wantM)) {
+            q->held = all;
+            compare = 0;
+        } else {
+            cJSON_ReplaceItemInObjectCaseSensitive(got, "M", all);
+            *joined = got;
+            got = NULL;
+        }
+    }
+    cJSON_Delete(want);
+    cJSON_Delete(got);
+    return compare;
+}
+
+/* A Server-Sent Events stream, event by event as it comes: each data line against the next recorded
+ * one, keep-alives ({}) left out on both sides. */
+static void on_data(struct rp_conn *c, const char *p, size_t n)
+{
+    struct rp_req *q = c->ctx;
+    struct rp_run *r = q->r;
+    if (!q->sse || r->failure)
+        return;
+    int id = r->fx.ev[q->req_ev].id;
+    if (q->next == 0 && q->pending.len == 0 && q->resp_ev != RP_NONE) {
+        const cJSON *st = cJSON_GetObjectItemCaseSensitive(r->fx.ev[q->resp_ev].j, "status");
+        if (cJSON_IsNumber(st) && c->status != (int)st->valuedouble) {
+            char *d = rp_describe(&r->fx.ev[q->resp_ev]);
+            rp_fail(r, "%s: status %d, recorded %d", d, c->status, (int)st->valuedouble);
+            free(d);
+            return;
+        }
+    }
+    rp_buf_add(&q->pending, p, n);
+    char *end;
+    while (!r->failure && q->pending.p && (end = strstr(q->pending.p, "\n\n")) != NULL) {
+        char *line = rp_strndup(q->pending.p, (size_t)(end - q->pending.p));
+        rp_buf_consume(&q->pending, (size_t)(end - q->pending.p) + 2);
+        if (strncmp(line, "data: ", 6) != 0) {
+            char *ql = rp_quote(line, 200);
+            rp_fail(r, "stream %d: not a data line: %s", id, ql);
+            free(ql);
+        } else if (strcmp(line + 6, "{}") == 0) {
+            r->stats.keepalives_ignored++;
+        } else {
+            size_t w = sse_event(r, id, q->next);
+            cJSON *joined = NULL;
+            if (w == RP_NONE) {
+                rp_fail(r, "stream %d: an event beyond the recording: data: %.200s", id, line + 6);
+            } else if (join_stream_frames(q, r->fx.ev[w].data, line + 6, &joined)) {
+                char *why = rp_compare_body(r, r->fx.ev[w].data, line + 6, joined, 0, 0);
+                char *d = rp_describe(&r->fx.ev[w]);
+                if (!rp_fail_why(r, why, d)) {
+                    r->fx.ev[w].done = 1;
+                    q->next++;
+                    rp_answered(r);
+                }
+                free(d);
+            }
+            cJSON_Delete(joined);
+        }
+        free(line);
+    }
+}
+
+static void on_http_error(struct rp_conn *c, const char *why)
+{
+    struct rp_req *q = c->ctx;
+    struct rp_run *r = q->r;
+    const char *cut = q->resp_ev != RP_NONE ? rp_ev_str(&r->fx.ev[q->resp_ev], "cut") : NULL;
+    if (cut && strcmp(cut, "client") == 0)
+        return;
+    char *d = rp_describe(&r->fx.ev[q->req_ev]);
+    rp_fail(r, "%s: request failed: %s", d, why);
+    free(d);
+}
+
+const struct rp_conn_handler rp_http_handler = {
+    .on_data = on_data, .on_end = on_end, .on_error = on_http_error,
+};
+
+/* ---- WebSockets */
+
+static const char *ws_path(const struct rp_ws_state *st)
+{
+    const struct rp_run *r = st->r;
+    const char *p = st->stream->open_ev != RP_NONE ? rp_ev_str(&r->fx.ev[st->stream->open_ev], "path") : NULL;
+    return p ? p : "?";
+}
+
+static void on_open(struct rp_conn *c)
+{
+    struct rp_ws_state *st = c->ctx;
+    struct rp_run *r = st->r;
+    if (st->answer_ev == RP_NONE || r->fx.ev[st->answer_ev].type != EV_WS_ACCEPTED) {
+        char *d = rp_describe(&r->fx.ev[st->stream->open_ev]);
+        rp_fail(r, "%s: accepted, recorded %s", d, st->answer_ev == RP_NONE ? "no answer" : "refused");
+        free(d);
+        return;
+    }
+    r->fx.ev[st->answer_ev].done = 1;
+}
+
+static void on_refused(struct rp_conn *c)
+{
+    struct rp_ws_state *st = c->ctx;
+    struct rp_run *r = st->r;
+    st->closed = 1;
+    const char *body = c->body.p ? c->body.p : "";
+    if (st->answer_ev == RP_NONE || r->fx.ev[st->answer_ev].type != EV_WS_REFUSED) {
+        char *d = rp_describe(&r->fx.ev[st->stream->open_ev]), *qb = rp_quote(body, 200);
+        rp_fail(r, "%s: refused with %d %s, recorded accepted", d, c->status, qb);
+        free(d);
+        free(qb);
+        return;
+    }
+    struct rp_event *answer = &r->fx.ev[st->answer_ev];
+    const cJSON *status = cJSON_GetObjectItemCaseSensitive(answer->j, "status");
+    char *d = rp_describe(answer);
+    if (cJSON_IsNumber(status) && (int)status->valuedouble != c->status) {
+        rp_fail(r, "%s: refused with %d, recorded %d", d, c->status, (int)status->valuedouble);
+    } else {
+        const char *want = rp_ev_str(answer, "body");
+        char *prefix = rp_fmt("%s: refusal body", d);
+        if (!want || !rp_fail_why(r, rp_compare_body(r, want, body, NULL, 0, 0), prefix))
+            answer->done = 1;
+        free(prefix);
+    }
+    free(d);
+}
+
+static void on_ws_error(struct rp_conn *c, const char *why)
+{
+    struct rp_ws_state *st = c->ctx;
+    struct rp_run *r = st->r;
+    st->closed = 1;
+    if (st->client_closed || r->failure)
+        return;
+    if (st->answer_ev != RP_NONE && r->fx.ev[st->answer_ev].type == EV_WS_REFUSED && !c->head_done)
+        return;
+    char *d = rp_describe(&r->fx.ev[st->stream->open_ev]);
+    rp_fail(r, "%s: socket error %s", d, why);
+    free(d);
+}
+
+static void mark_frames(struct rp_ws_state *st)
+{
+    for (size_t f = 0; f < st->stream->nframes; f++) {
+        struct rp_frame *fr = st->stream->frames[f];
+        if (!fr->done && fr->end <= st->pos && (!fr->special || fr->head_matched)) {
+            fr->done = 1;
+            st->r->fx.ev[fr->ev].done = 1;
+        }
+    }
+}
+
+static void advance(struct rp_ws_state *st)
+{
+    st->pos++;
+    rp_answered(st->r);
+    mark_frames(st);
+}
+
+/* The next expected item, or NULL (and the run failed). */
+static struct rp_item *next_item(struct rp_ws_state *st, const char *got)
+{
+    if (st->pos < st->stream->nitems)
+        return &st->stream->items[st->pos];
+    char *q = rp_quote(got, 300);
+    rp_fail(st->r, "ws %d (%s): unexpected frame %s after all %zu recorded ones", st->stream->ws, ws_path(st), q,
+            st->stream->nitems);
+    free(q);
+    return NULL;
+}
+
+static int item_fail(struct rp_ws_state *st, const struct rp_item *item, char *why, const cJSON *got_value,
+                     const char *got_text)
+{
+    if (!why)
+        return 0;
+    char *d = rp_describe(&st->r->fx.ev[item->frame->ev]);
+    char *shown = got_value ? rp_json_show(got_value, 300) : rp_quote(got_text, 200);
+    rp_fail(st->r, "%s: got %s: %s", d, shown, why);
+    free(d);
+    free(shown);
+    free(why);
+    return 1;
+}
+
+static struct rp_frame *nth_special(struct rp_stream *s, size_t n)
+{
+    for (size_t f = 0; f < s->nframes; f++)
+        if (s->frames[f]->special && n-- == 0)
+            return s->frames[f];
+    return NULL;
+}
+
+/* A PersistentResponse: head fields, then its messages, then its cursor. */
+static void match_persistent(struct rp_ws_state *st, const cJSON *value)
+{
+    struct rp_run *r = st->r;
+    size_t start = st->pos;
+    cJSON *head = cJSON_CreateObject();
+    for (const cJSON *c = value->child; c; c = c->next)
+        if (strcmp(c->string, "M") != 0 && strcmp(c->string, "C") != 0)
+            cJSON_AddItemToObject(head, c->string, cJSON_Duplicate(c, 1));
+    struct rp_frame *special = nth_special(st->stream, st->special_index);
+    char *shead = rp_json_show(head, 300), *sval = rp_json_show(value, 300);
+    if (head->child) {
+        if (!special) {
+            rp_fail(r, "ws %d (%s): frame with %s at message %zu; the recording has no such frame: %s", st->stream->ws,
+                    ws_path(st), shead, start, sval);
+        } else if (special->start != start) {
+            char *d = rp_describe(&r->fx.ev[special->ev]);
+            rp_fail(r, "%s: frame with %s came at message %zu, recorded at %zu", d, shead, start, special->start);
+            free(d);
+        } else {
+            char *d = rp_describe(&r->fx.ev[special->ev]);
+            char *prefix = rp_fmt("%s: head", d);
+            if (!rp_fail_why(r, rp_json_match(special->head, head, &r->b, 0, "$"), prefix)) {
+                special->head_matched = 1;
+                st->special_index++;
+            }
+            free(prefix);
+            free(d);
+        }
+    } else if (special && special->start <= start) {
+        char *d = rp_describe(&r->fx.ev[special->ev]), *sh = rp_json_show(special->head, 300);
+        rp_fail(r, "%s: expected a frame with %s here, got %s", d, sh, sval);
+        free(d);
+        free(sh);
+    }
+    free(shead);
+    cJSON_Delete(head);
+    for (const cJSON *m = cJSON_GetObjectItemCaseSensitive(value, "M")->child; m && !r->failure; m = m->next) {
+        char *sm = rp_json_show(m, 300);
+        struct rp_item *item = next_item(st, sm);
+        free(sm);
+        if (!item)
+            break;
+        if (!item->element) {
+            char *d = rp_describe(&r->fx.ev[item->frame->ev]), *sm2 = rp_json_show(m, 300);
+            char *se = item->value ? rp_json_show(item->value, 300) : rp_quote(item->text ? item->text : "<binary>", 200);
+            rp_fail(r, "%s: expected standalone frame %s, got message %s in M", d, se, sm2);
+            free(d);
+            free(sm2);
+            free(se);
+            break;
+        }
+        if (item_fail(st, item, rp_json_match(item->value, m, &r->b, 0, "$.M[]"), m, NULL))
+            break;
+        st->pos++;
+        rp_answered(r);
+    }
+    if (!r->failure) {
+        /* The cursor names the position after the last message: it binds the placeholder of the
+         * recorded frame that ended at the same position, however the messages were batched. */
+        struct rp_frame *ending = NULL;
+        for (size_t f = 0; f < st->stream->nframes && !ending; f++) {
+            struct rp_frame *fr = st->stream->frames[f];
+            if (fr->persistent && !fr->cursor_bound && fr->end == st->pos)
+                ending = fr;
+        }
+        const cJSON *c = cJSON_GetObjectItemCaseSensitive(value, "C");
+        if (ending) {
+            char *d = rp_describe(&r->fx.ev[ending->ev]);
+            if (ending->cursor && !c)
+                rp_fail(r, "%s: frame without C: %s", d, sval);
+            else if (ending->cursor)
+                rp_fail_why(r, rp_json_match(ending->cursor, c, &r->b, 0, "$.C"), d);
+            ending->cursor_bound = 1;
+            free(d);
+        } else if (!c) {
+            rp_fail(r, "ws %d (%s): PersistentResponse without C: %s", st->stream->ws, ws_path(st), sval);
+        }
+    }
+    free(sval);
+    if (!r->failure) {
+        rp_answered(r);
+        mark_frames(st);
+    }
+}
+
+static void match_frame(struct rp_ws_state *st, const char *data, size_t n, int binary)
+{
+    struct rp_run *r = st->r;
+    if (binary) {
+        struct rp_item *item = next_item(st, "<binary>");
+        if (!item)
+            return;
+        char *b64 = rp_xmalloc(4 * ((n + 2) / 3) + 1);
+        EVP_EncodeBlock((unsigned char *)b64, (const unsigned char *)data, (int)n);
+        if (!item->binary || strcmp(item->binary, b64) != 0) {
+            char *d = rp_describe(&r->fx.ev[item->frame->ev]);
+            rp_fail(r, "%s: got binary %.80s", d, b64);
+            free(d);
+        }
+        free(b64);
+        if (!r->failure)
+            advance(st);
+        return;
+    }
+    char *text = rp_strndup(data, n);
+    cJSON *value = rp_json_parse(text);
+    if (value && rp_json_is_keepalive(value)) {
+        r->stats.keepalives_ignored++;
+    } else if (!value) {
+        struct rp_item *item = next_item(st, text);
+        if (item && !item_fail(st, item, item->text ? rp_match_text(item->text, text, &r->b) : rp_strdup("is not JSON"),
+                               NULL, text))
+            advance(st);
+    } else if (!rp_json_is_persistent(value)) {
+        char *sv = rp_json_show(value, 300);
+        struct rp_item *item = next_item(st, sv);
+        free(sv);
+        if (item && item->element) {
+            char *d = rp_describe(&r->fx.ev[item->frame->ev]), *se = rp_json_show(item->value, 300);
+            char *sg = rp_json_show(value, 300);
+            rp_fail(r, "%s: expected message %s in a PersistentResponse, got standalone frame %s", d, se, sg);
+            free(d);
+            free(se);
+            free(sg);
+        } else if (item && !item_fail(st, item,
+                                      item->value ? rp_json_match(item->value, value, &r->b, 1, "$")
+                                                  : rp_strdup("is JSON, recorded text"),
+                                      value, NULL)) {
+            advance(st);
+        }
+    } else {
+        match_persistent(st, value);
+    }
+    cJSON_Delete(value);
+    free(text);
+}
+
+static void on_message(struct rp_conn *c, const char *p, size_t n, int binary)
+{
+    struct rp_ws_state *st = c->ctx;
+    struct rp_run *r = st->r;
+    if (r->failure)
+        return;
+    r->stats.frames_received++;
+    if (st->client_closed) { /* whatever was in flight when the client closed: the recording cannot say */
+        r->stats.after_close_ignored++;
+        return;
+    }
+    match_frame(st, p, n, binary);
+}
+
+static void on_close(struct rp_conn *c, int code, const char *reason)
+{
+    struct rp_ws_state *st = c->ctx;
+    struct rp_run *r = st->r;
+    st->closed = 1;
+    if (r->failure || st->client_closed)
+        return;
+    size_t left = st->stream->nitems - st->pos;
+    char *qr = rp_quote(reason, 200);
+    if (st->stream->close_ev == RP_NONE) {
+        const struct rp_event *client_close = NULL;
+        for (size_t i = 0; i < r->fx.n && !client_close; i++)
+            if (r->fx.ev[i].type == EV_WS_CLOSE && r->fx.ev[i].ws == st->stream->ws)
+                client_close = &r->fx.ev[i];
+        char *d = client_close ? rp_describe(client_close) : NULL;
+        char *tail = left ? rp_fmt(" and %zu recorded message(s) never came", left) : rp_strdup("");
+        if (d)
+            rp_fail(r, "ws %d (%s): the server closed it (%d %s); in the recording the client closed it (%s)%s",
+                    st->stream->ws, ws_path(st), code, qr, d, tail);
+        else
+            rp_fail(r, "ws %d (%s): the server closed it (%d %s); the recording never closed it%s", st->stream->ws,
+                    ws_path(st), code, qr, tail);
+        free(d);
+        free(tail);
+    } else {
+        struct rp_event *recorded = &r->fx.ev[st->stream->close_ev];
+        char *d = rp_describe(recorded);
+        const cJSON *rc = cJSON_GetObjectItemCaseSensitive(recorded->j, "code");
+        const char *rr = rp_ev_str(recorded, "reason");
+        int rcode = cJSON_IsNumber(rc) ? (int)rc->valuedouble : -1;
+        if (left) {
+            const struct rp_item *it = &st->stream->items[st->pos];
+            char *next = it->value ? rp_json_show(it->value, 300) : rp_quote(it->text ? it->text : "<binary>", 200);
+            rp_fail(r, "%s: the server closed ws %d before %zu recorded message(s), the next: %s", d, st->stream->ws,
+                    left, next);
+            free(next);
+        } else if (rcode != code || strcmp(rr ? rr : "", reason) != 0) {
+            char *qrr = rp_quote(rr ? rr : "", 200);
+            rp_fail(r, "%s: close %d %s, recorded %d %s", d, code, qr, rcode, qrr);
+            free(qrr);
+        } else {
+            recorded->done = 1;
+        }
+        free(d);
+    }
+    free(qr);
+}
+
+const struct rp_conn_handler rp_ws_handler = {
+    .on_open = on_open, .on_refused = on_refused, .on_message = on_message, .on_close = on_close,
+    .on_error = on_ws_error,
+};
