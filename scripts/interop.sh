@@ -12,7 +12,7 @@
 #     CORS with credentials, form posts) and both suites on auto with WebSockets refused by the
 #     relay (--legacy-websockets refuse), so that they fall back to serverSentEvents by themselves,
 #  4. the captured sessions of those clients (fixtures/legacy) replayed against the ASan relay, the
-#     server's side compared with the recording (tests/legacy/capture/replay.mjs).
+#     server's side compared with the recording (signalr-replay check, tools/replay).
 # Builds a missing relay build first (build/release, build/asan). Every suite run is bounded in
 # time (scripts/lib/suite.sh). RELAY_BUILDS="release" (or "asan") runs the relayed suites
 # through one build only, for quick local loops; CI runs both.

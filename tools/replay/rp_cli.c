@@ -49,7 +49,8 @@ static const char USAGE[] =
     "  --speed F        load: F times the recorded pace (default 1; 0: as fast as answers come)\n"
     "  --timeout MS     how long to wait for each recorded server event (default 10000)\n"
     "  --grace MS       after the last event, how long an extra frame is watched for (default 300)\n"
-    "  --verbose        print each difference as it happens on stderr\n"
+    "  --verbose        on stderr: each difference as it happens, and per fixture the frames\n"
+    "                   received, keep-alives left out and the placeholders' values in this run\n"
     "  --help           this text\n"
     "\n"
     "exit status: 0 no difference, 1 a difference, 2 bad usage or an unreadable fixture\n";
@@ -191,6 +192,12 @@ static struct result replay_one(const char *file, const struct rp_opts *o)
     res.failure = r.failure ? rp_strdup(r.failure) : NULL;
     res.ms = (long long)r.ms;
     res.stats = r.stats;
+    if (o->verbose) {
+        fprintf(stderr, "%s: %u frames received, %u keep-alives left out, %u frames after a client close\n", file,
+                r.stats.frames_received, r.stats.keepalives_ignored, r.stats.after_close_ignored);
+        for (size_t i = 0; i < r.b.n; i++)
+            fprintf(stderr, "  %s = %s\n", r.b.v[i].placeholder, r.b.v[i].value);
+    }
     rp_run_free(&r);
     rp_loop_free(&loop);
     return res;

@@ -1,49 +1,18 @@
-// The replayer itself, without a relay: its JSON and placeholder matching, and whole replays of a
-// hand-written fixture (docs/FIXTURES.md) against a small fake legacy server on 127.0.0.1 that
-// batches differently, sends keep-alives, or misbehaves in one way at a time. A misbehaviour must
-// fail the replay, the rest must pass.
+// signalr-replay (tools/replay), the C replayer, against a small fake legacy server on 127.0.0.1
+// that plays a hand-written fixture (docs/FIXTURES.md) but batches differently, sends keep-alives,
+// or misbehaves in one way at a time. A misbehaviour must fail the replay with a readable diff
+// (fixture line, expected vs got) and a non-zero exit status, the rest must pass. The comparison
+// rules themselves are unit-tested in tools/replay/test_replay.c (ctest test_replay).
+//
+// The binary: see replay-bin.mjs.
 import { test } from "../../../lib/test.mjs";
 import assert from "node:assert/strict";
+import fs from "node:fs";
 import http from "node:http";
+import os from "node:os";
+import path from "node:path";
 import { WebSocketServer } from "ws";
-import { Bindings, matchJson, matchString, parseFixture, parseJson, replayFixture } from "../replay.mjs";
-
-test("parseJson keeps integers beyond 2^53 and member order", () => {
-    const v = parseJson('{"b":9007199254740993,"a":[1.5e3,"x",null,true],"1":{}}');
-    assert.deepStrictEqual([...v.keys()], ["b", "a", "1"]);
-    assert.equal(v.get("b").text, "9007199254740993");
-    const bindings = new Bindings();
-    assert.equal(matchJson(v, parseJson('{"b":9007199254740993,"a":[1500,"x",null,true],"1":{}}'), bindings), null);
-    assert.match(matchJson(v, parseJson('{"b":9007199254740992,"a":[1500,"x",null,true],"1":{}}'), bindings), /\$\.b: expected 9007199254740993, got 9007199254740992/);
-    assert.throws(() => parseJson("{bad"), SyntaxError);
-});
-
-test("matchJson: types, member sets, and member order only when asked", () => {
-    const b = new Bindings();
-    assert.match(matchJson(parseJson('{"I":"0"}'), parseJson('{"I":0}'), b), /\$\.I: expected string "0", got number 0/);
-    assert.match(matchJson(parseJson('{"I":"0","R":1}'), parseJson('{"I":"0"}'), b), /missing \["R"\]/);
-    assert.match(matchJson(parseJson("[1,2]"), parseJson("[1,2,3]"), b), /expected 2 elements/);
-    assert.equal(matchJson(parseJson('{"R":1,"I":"0"}'), parseJson('{"I":"0","R":1}'), b), null);
-    assert.match(matchJson(parseJson('{"R":1,"I":"0"}'), parseJson('{"I":"0","R":1}'), b, { ordered: true }), /member order \["I","R"\], recorded \["R","I"\]/);
-});
-
-test("placeholders bind once, stay consistent, and two of a family never share a value", () => {
-    const b = new Bindings();
-    assert.equal(matchString("<cursor:1.1>", "abc-1", b), null);
-    assert.equal(matchString("<cursor:1.1>", "abc-1", b), null);
-    assert.match(matchString("<cursor:1.1>", "abc-2", b), /was "abc-1" earlier in this run/);
-    assert.match(matchString("<cursor:1.2>", "abc-1", b), /already <cursor:1.1>/);
-    // Another connection's cursors are another family: the same text is fine there.
-    assert.equal(matchString("<cursor:2.1>", "abc-1", b), null);
-    assert.match(matchString("<cursor:1.3>", 7, b), /expected a string/);
-    // Backend ids have a shape, and may sit inside longer strings.
-    assert.match(matchString("<backendId:1>", "short", b), /is not a backendId/);
-    assert.equal(matchString("id <backendId:1> and <backendId:1>", "id AAAAAAAAAAAAAAAAAAAAAA and AAAAAAAAAAAAAAAAAAAAAA", b), null);
-    assert.equal(b.get("<backendId:1>"), "AAAAAAAAAAAAAAAAAAAAAA");
-    assert.match(matchString("id <backendId:1>", "id BBBBBBBBBBBBBBBBBBBBBB", b), /expected "id <backendId:1>"/);
-    // Not a placeholder: compared as text.
-    assert.equal(matchString("</script>", "</script>", b), null);
-});
+import { runReplay } from "./replay-bin.mjs";
 
 // ------------------------------------------------------------------ a whole replay
 
@@ -95,6 +64,7 @@ const BACKEND_ID = "Zb3_-Qx9aaaaaaaaaaaaaa";
 //   swapped    the two pushes in the other order
 //   sameCursor the pushes' frame with the welcome frame's cursor
 //   wrongClose the server closes the reconnected socket with 1011
+//   changedByte one byte of the hub result's text differs
 async function fakeServer(how) {
     const seen = { messageId: null, token: null, origin: null, echoArg: null };
     let live = null;
@@ -141,7 +111,8 @@ async function fakeServer(how) {
                         if (how === "keepalives") send("{}");
                         send({ C: how === "sameCursor" ? "c-1" : "c-3", M: notes });
                     }
-                    send(how === "numberId" ? `{"R":"${msg.A[0]} echoed","I":0}` : `{"R":"${msg.A[0]} echoed","I":"0"}`);
+                    const echoed = how === "changedByte" ? "echoeD" : "echoed";
+                    send(how === "numberId" ? `{"R":"${msg.A[0]} ${echoed}","I":0}` : `{"R":"${msg.A[0]} ${echoed}","I":"0"}`);
                 });
             } else {
                 seen.messageId = url.searchParams.get("messageId");
@@ -160,24 +131,39 @@ async function fakeServer(how) {
     };
 }
 
-async function replayAgainst(how) {
+// One replay of `text` against the fake server: the outcome as the tool reports it.
+async function replayAgainst(how, text = FIXTURE) {
     const server = await fakeServer(how);
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "signalr-replay-test-"));
+    const file = path.join(dir, "fixture.jsonl");
+    fs.writeFileSync(file, text);
     try {
         // A frame from the local fake server may take long on a loaded machine: 10 s, except where
         // the timeout is the expected outcome (a server that never sends the replay).
         const timeoutMs = how === "noReplay" ? 1500 : 10000;
-        const result = await replayFixture(parseFixture(FIXTURE), { target: server.target, timeoutMs, graceMs: 100 });
+        const run = await runReplay(["check", "--target", server.target, "--timeout", String(timeoutMs), "--grace", "100",
+            "--verbose", file]);
+        const failLine = run.stdout.split("\n").findIndex((l) => l.startsWith("FAIL "));
+        const bindings = new Map([...run.stderr.matchAll(/^ {2}(<[^>]+>) = (.*)$/gm)].map((m) => [m[1], m[2]]));
+        const keepAlives = Number((/(\d+) keep-alives left out/.exec(run.stderr) ?? [0, -1])[1]);
+        const result = {
+            ok: run.code === 0, code: run.code, stdout: run.stdout,
+            failure: failLine >= 0 ? run.stdout.split("\n")[failLine + 1].trim() : null,
+            bindings, keepAlives,
+        };
         return { result, seen: server.seen, target: server.target };
     } finally {
         await server.close();
+        fs.rmSync(dir, { recursive: true, force: true });
     }
 }
 
 for (const how of ["as recorded", "batched", "split", "keepalives"]) {
     test(`a server that answers like the recording passes (${how})`, async () => {
         const { result, seen, target } = await replayAgainst(how);
-        assert.equal(result.failure, null);
+        assert.equal(result.failure, null, result.stdout);
         assert.ok(result.ok);
+        assert.match(result.stdout, /replay: 1 passed, 0 failed/);
         // This run's values went where the placeholders were: the token (percent-encoded in the
         // query, decoded by the server), the backend id learned from the welcome, the cursor of
         // the frame that ended with the second push (however the pushes were batched), the origin.
@@ -186,7 +172,7 @@ for (const how of ["as recorded", "batched", "split", "keepalives"]) {
         assert.equal(seen.messageId, "c-3");
         assert.equal(seen.origin, target);
         assert.equal(result.bindings.get("<cursor:1.3>"), "c-3");
-        assert.equal(result.stats.keepAlivesIgnored, how === "keepalives" ? 2 : 0);
+        assert.equal(result.keepAlives, how === "keepalives" ? 2 : 0);
     });
 }
 
@@ -198,17 +184,35 @@ const BROKEN = {
     swapped: /line 9: .*\$\.M\[\]\.A\[0\]: expected 1, got 2/,
     sameCursor: /<cursor:1.3>: "c-1" is already <cursor:1.2>/,
     wrongClose: /line 17: .*close 1011 "", recorded 1000/,
+    changedByte: /line 10: .*expected "<backendId:1> echoed", got "Zb3_-Qx9aaaaaaaaaaaaaa echoeD"/,
 };
 
 for (const [how, why] of Object.entries(BROKEN)) {
     test(`a server that differs fails the replay (${how})`, async () => {
         const { result } = await replayAgainst(how);
         assert.equal(result.ok, false);
+        assert.equal(result.code, 1);
+        assert.match(result.stdout, /^FAIL .*fixture\.jsonl/m);
         assert.match(result.failure, why);
     });
 }
 
-test("parseFixture refuses other versions and truncated files", () => {
-    assert.throws(() => parseFixture(FIXTURE.replace('"version":1', '"version":2')), /format version 2/);
-    assert.throws(() => parseFixture(FIXTURE.split("\n").slice(0, -2).join("\n")), /no end line/);
+test("a fixture that cannot be read is a usage error (exit 2), not a difference", async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "signalr-replay-test-"));
+    try {
+        const v2 = path.join(dir, "v2.jsonl"), cut = path.join(dir, "cut.jsonl");
+        fs.writeFileSync(v2, FIXTURE.replace('"version":1', '"version":2'));
+        fs.writeFileSync(cut, FIXTURE.split("\n").slice(0, -2).join("\n"));
+        let run = await runReplay(["check", "--target", "http://127.0.0.1:9", v2]);
+        assert.equal(run.code, 2);
+        assert.match(run.stderr, /format version 2/);
+        run = await runReplay(["check", "--target", "http://127.0.0.1:9", cut]);
+        assert.equal(run.code, 2);
+        assert.match(run.stderr, /no end line/);
+        run = await runReplay(["check", "--target", "http://10.1.2.3:80", v2]);
+        assert.equal(run.code, 2);
+        assert.match(run.stderr, /loopback/);
+    } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
+    }
 });
