@@ -11,6 +11,8 @@
 #include <string.h>
 
 #include "lg_hist_report.h"
+#include "rp_json.h"
+#include "rp_mask.h"
 #include "rp_run.h"
 #include "rp_text.h"
 
@@ -18,6 +20,7 @@ static const char USAGE[] =
     "usage: signalr-replay check --target URL [options] FIXTURE...\n"
     "       signalr-replay ab --a URL --b URL [options] FIXTURE...\n"
     "       signalr-replay load --target URL [--copies N] [--speed F] [options] FIXTURE...\n"
+    "       signalr-replay mask --reference [--negotiate] < JSON-LINES\n"
     "\n"
     "Plays captured SignalR sessions (docs/FIXTURES.md: fixtures/legacy/*.jsonl, files written by\n"
     "signalr-relay --capture) against a server: the client's side is sent in file order with this\n"
@@ -35,6 +38,9 @@ static const char USAGE[] =
     "          action to each answer it was waiting for), a summary on stderr; exit 1 when a\n"
     "          session did not replay as recorded (copies of a fixture that broadcasts see each\n"
     "          other's broadcasts)\n"
+    "  mask    prints each JSON line of stdin as --reference compares it (the masked values as\n"
+    "          \"<any>\"; --negotiate: a negotiate body), to check the masks against\n"
+    "          tests/legacy/capture/reference-mask.mjs\n"
     "\n"
     "options:\n"
     "  --target URL     the server's origin, http://HOST:PORT (loopback: 127.0.0.0/8, localhost);\n"
@@ -367,6 +373,45 @@ static int run_load(struct cli *c)
     return bad ? 2 : failed ? 1 : 0;
 }
 
+/* mask --reference [--negotiate]: stdin's JSON lines masked, one per line on stdout. */
+static int run_mask(int argc, char **argv)
+{
+    int negotiate = 0, reference = 0;
+    for (int i = 2; i < argc; i++) {
+        if (strcmp(argv[i], "--negotiate") == 0)
+            negotiate = 1;
+        else if (strcmp(argv[i], "--reference") == 0)
+            reference = 1;
+        else
+            return usage_error("mask: unknown argument %s", argv[i]);
+    }
+    if (!reference)
+        return usage_error("%s", "mask needs --reference (the only masks there are)");
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t n;
+    int bad = 0;
+    while ((n = getline(&line, &cap, stdin)) > 0) {
+        while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+            line[--n] = '\0';
+        if (n == 0)
+            continue;
+        cJSON *v = rp_json_parse(line);
+        if (!v) {
+            fprintf(stderr, "signalr-replay: mask: not JSON: %.200s\n", line);
+            bad = 1;
+            continue;
+        }
+        rp_mask_reference_json(v, negotiate);
+        char *out = rp_json_show(v, (size_t)-1 / 2);
+        printf("%s\n", out);
+        free(out);
+        cJSON_Delete(v);
+    }
+    free(line);
+    return bad ? 2 : 0;
+}
+
 int rp_cli_main(int argc, char **argv)
 {
     for (int i = 1; i < argc; i++)
@@ -375,6 +420,8 @@ int rp_cli_main(int argc, char **argv)
             return 0;
         }
     signal(SIGPIPE, SIG_IGN);
+    if (argc >= 2 && strcmp(argv[1], "mask") == 0)
+        return run_mask(argc, argv);
     struct cli c;
     int rc = parse(argc, argv, &c);
     if (rc == 0)
