@@ -22,11 +22,12 @@ struct rp_opts {
     int grace_ms;            /* after the last event, for frames beyond the recording */
     int reference;           /* recorded against the real 2.x server: its listed differences masked */
     int verbose;
+    int foreign_pushes;      /* load: hub calls that are not the next recorded item are left out */
 };
 
 struct rp_stats {
     unsigned requests, upgrades, frames_sent, items_compared, frames_received;
-    unsigned keepalives_ignored, after_close_ignored;
+    unsigned keepalives_ignored, after_close_ignored, foreign_ignored;
 };
 
 struct rp_ws_state;

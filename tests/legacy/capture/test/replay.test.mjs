@@ -216,3 +216,58 @@ test("a fixture that cannot be read is a usage error (exit 2), not a difference"
         fs.rmSync(dir, { recursive: true, force: true });
     }
 });
+
+async function withFixtureFile(fn) {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "signalr-replay-test-"));
+    const file = path.join(dir, "fixture.jsonl");
+    fs.writeFileSync(file, FIXTURE);
+    try {
+        return await fn(file);
+    } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
+    }
+}
+
+test("ab: two servers that answer alike are the same; where one differs it is named, exit 1", async () => {
+    const servers = await Promise.all(["as recorded", "batched", "changedByte"].map((how) => fakeServer(how)));
+    const [good, rebatched, changed] = servers.map((s) => s.target);
+    try {
+        await withFixtureFile(async (file) => {
+            let run = await runReplay(["ab", "--a", good, "--b", rebatched, "--grace", "100", file]);
+            assert.equal(run.code, 0, run.stdout + run.stderr);
+            assert.match(run.stdout, /^same .*fixture\.jsonl: a as recorded, b as recorded$/m);
+            assert.match(run.stdout, /ab: 1 same, 0 differ/);
+            run = await runReplay(["ab", "--a", good, "--b", changed, "--grace", "100", file]);
+            assert.equal(run.code, 1, run.stdout + run.stderr);
+            assert.match(run.stdout, /^DIFF .*fixture\.jsonl: a as recorded, b differs$/m);
+            assert.ok(run.stdout.includes(`b (${changed}): line 10:`), run.stdout);
+            assert.match(run.stdout, /expected "<backendId:1> echoed", got "Zb3_-Qx9aaaaaaaaaaaaaa echoeD"/);
+            assert.match(run.stdout, /ab: 0 same, 1 differ/);
+        });
+    } finally {
+        for (const s of servers) await s.close();
+    }
+});
+
+test("load: the sessions played and checked, latency reported as signalr-loadgen does", async () => {
+    const server = await fakeServer("split");
+    try {
+        await withFixtureFile(async (file) => {
+            const run = await runReplay(["load", "--target", server.target, "--copies", "1", "--speed", "0", "--grace", "100", file]);
+            assert.equal(run.code, 0, run.stdout + run.stderr);
+            const report = JSON.parse(run.stdout.trim().split("\n").pop());
+            assert.equal(report.mode, "load");
+            assert.equal(report.sessions, 1);
+            assert.equal(report.sessions_failed, 0);
+            assert.equal(report.sockets, 2);
+            assert.ok(report.answers >= 6, JSON.stringify(report));
+            for (const k of ["count", "mean", "min", "p50", "p90", "p99", "p999", "max"]) {
+                assert.equal(typeof report.latency_us[k], "number", k);
+            }
+            assert.equal(report.latency_us.count, report.answers);
+            assert.match(run.stderr, /^ {2}latency +n=\d+ p50=\d+ p90=\d+ p99=\d+ p99\.9=\d+ max=\d+ us$/m);
+        });
+    } finally {
+        await server.close();
+    }
+});
