@@ -81,6 +81,8 @@ struct rp_fixture {
     size_t n, cap;
     struct rp_stream *streams;
     size_t nstreams;
+    char **minted;        /* Core: ids recorded in MessagePack records, <backendId:1001>... */
+    size_t nminted;
 };
 
 /* Reads a whole file into a new string (NULL and *err on failure). */

@@ -15,6 +15,7 @@ struct rp_ws_state {
     struct rp_conn *c;
     size_t pos;               /* next expected item */
     size_t special_index;     /* next frame with head fields */
+    size_t frames_seen;       /* Core: server frames so far (the first carries the handshake answer) */
     size_t answer_ev;         /* the recorded ws-accepted / ws-refused, RP_NONE when none */
     int exists, client_closed, closed;
 };
