@@ -7,6 +7,7 @@
 
 #include "check.h"
 #include "rp_bind.h"
+#include "rp_core.h"
 #include "rp_fixture.h"
 #include "rp_json.h"
 #include "rp_mask.h"
@@ -201,8 +202,78 @@ static void test_reference_mask(void)
     rp_bindings_free(&b);
 }
 
+static void test_core_records(void)
+{
+    cJSON *recs = cJSON_CreateArray();
+    const char text[] = "{}\x1e{\"type\":6}\x1e{\"type\":3,\"invocationId\":\"1\",\"result\":9007199254740993}\x1enot json\x1e";
+    CHECK_EQ_INT(rp_core_text_records(text, sizeof text - 1, recs), 4);
+    CHECK(rp_json_is_keepalive(cJSON_GetObjectItem(cJSON_GetArrayItem(recs, 0), "v")));
+    CHECK(rp_core_is_ping(cJSON_GetObjectItem(cJSON_GetArrayItem(recs, 1), "v")));
+    CHECK(!rp_core_is_ping(cJSON_GetObjectItem(cJSON_GetArrayItem(recs, 2), "v")));
+    CHECK(strcmp(cJSON_GetObjectItem(cJSON_GetArrayItem(recs, 3), "t")->valuestring, "not json") == 0);
+    cJSON_Delete(recs);
+
+    /* MessagePack: the handshake answer first (JSON ended by 0x1e), then records with a varint
+     * length: [1,{},nil,"welcome",["x"],[]] and [3,{},"1",3,2^64-1], then a ping [6]. */
+    static const unsigned char bin[] = {
+        '{', '}', 0x1e,
+        0x10, 0x96, 0x01, 0x80, 0xc0, 0xa7, 'w', 'e', 'l', 'c', 'o', 'm', 'e', 0x91, 0xa1, 'x', 0x90,
+        0x0f, 0x95, 0x03, 0x80, 0xa1, '1', 0x03, 0xcf, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+        0x02, 0x91, 0x06,
+    };
+    recs = cJSON_CreateArray();
+    char *err = NULL;
+    CHECK_EQ_INT(rp_core_binary_records(bin, sizeof bin, 1, recs, &err), 4);
+    char *shown = rp_json_show(recs, 1000);
+    CHECK(strcmp(shown, "[{\"v\":{}},{\"v\":[1,{},null,\"welcome\",[\"x\"],[]]},"
+                        "{\"v\":[3,{},\"1\",3,18446744073709551615]},{\"v\":[6]}]") == 0);
+    free(shown);
+    CHECK(rp_core_is_ping(cJSON_GetObjectItem(cJSON_GetArrayItem(recs, 3), "v")));
+    cJSON_Delete(recs);
+    /* Not the first frame: no handshake answer there, and '{' (123) is a length that overruns. */
+    recs = cJSON_CreateArray();
+    CHECK(rp_core_binary_records(bin, sizeof bin, 0, recs, &err) < 0 && says(err, "123 bytes"));
+    cJSON_Delete(recs);
+    static const unsigned char cut[] = {0x05, 0x93, 0x01};
+    recs = cJSON_CreateArray();
+    CHECK(rp_core_binary_records(cut, sizeof cut, 0, recs, &err) < 0 && says(err, "left in the frame"));
+    cJSON_Delete(recs);
+}
+
+static void test_core_fixture(void)
+{
+    /* A Core session: records are items (pings left out), {} is the handshake answer and is
+     * compared; an id inside a MessagePack record becomes a placeholder. base64 of
+     * 0x24 [1,{},nil,"welcome",["AAAAAAAAAAAAAAAAAAAAAA"]] + 0x02 [6]. */
+    const char *text =
+        "{\"type\":\"session\",\"format\":\"signalr-capture\",\"version\":2,\"door\":\"core\"}\n"
+        "{\"type\":\"ws-open\",\"ws\":1,\"t\":1,\"path\":\"/chat\",\"rawQuery\":\"id=<connectionToken>\",\"headers\":{}}\n"
+        "{\"type\":\"ws-frame\",\"ws\":1,\"t\":2,\"dir\":\"s2c\",\"text\":\"{}\\u001e{\\\"type\\\":6}\\u001e\"}\n"
+        "{\"type\":\"ws-frame\",\"ws\":1,\"t\":3,\"dir\":\"s2c\",\"text\":\"{\\\"type\\\":6}\\u001e\"}\n"
+        "{\"type\":\"ws-frame\",\"ws\":1,\"t\":4,\"dir\":\"s2c\",\"binary\":\"JJUBgMCnd2VsY29tZZG2QUFBQUFBQUFBQUFBQUFBQUFBQUFBQQKRBg==\"}\n"
+        "{\"type\":\"end\",\"t\":5,\"placeholders\":[]}\n";
+    struct rp_fixture fx;
+    char *err = NULL;
+    CHECK(rp_fixture_parse(text, "core", &fx, &err) == 0);
+    free(err);
+    struct rp_stream *s = rp_fixture_stream(&fx, 1);
+    CHECK_EQ_INT(s->nitems, 2);
+    CHECK(s->nitems == 2 && rp_json_is_keepalive(s->items[0].value));
+    CHECK(s->nframes == 3 && s->frames[1]->done && !s->frames[0]->done); /* a ping-only frame expects nothing */
+    char *shown = s->nitems == 2 ? rp_json_show(s->items[1].value, 300) : NULL;
+    CHECK(shown && strcmp(shown, "[1,{},null,\"welcome\",[\"<backendId:1001>\"]]") == 0);
+    free(shown);
+    /* Compared by value: member order left out, numbers exact. */
+    struct rp_bindings b = {0};
+    CHECK(match("{\"type\":3,\"invocationId\":\"1\",\"result\":1}", "{\"result\":1,\"invocationId\":\"1\",\"type\":3}", &b, 0) == NULL);
+    rp_bindings_free(&b);
+    rp_fixture_free(&fx);
+}
+
 int main(void)
 {
+    test_core_records();
+    test_core_fixture();
     test_exact_numbers();
     test_types_members_order();
     test_placeholders();
