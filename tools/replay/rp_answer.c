@@ -212,6 +212,48 @@ static int join_stream_frames(struct rp_req *q, const char *want_data, const cha
     return compare;
 }
 
+static void match_core_frame(struct rp_ws_state *st, const char *data, size_t n, int binary);
+
+static void on_head(struct rp_conn *c)
+{
+    struct rp_req *q = c->ctx;
+    struct rp_run *r = q->r;
+    int id = r->fx.ev[q->req_ev].id;
+    for (size_t i = 0; i < r->fx.n; i++)
+        if (r->fx.ev[i].type == EV_HTTP_HEAD && r->fx.ev[i].id == id)
+            r->fx.ev[i].done = 1;
+}
+
+/* A Core event stream: each event's records against the stream's recorded records, as over a
+ * WebSocket (however the records were spread over events). */
+static void core_stream_data(struct rp_req *q, int id)
+{
+    struct rp_run *r = q->r;
+    struct rp_ws_state *st = NULL;
+    for (size_t s = 0; s < r->fx.nstreams; s++)
+        if (r->fx.streams[s].ws == -id)
+            st = &r->ws[s];
+    char *end;
+    while (st && !r->failure && q->pending.p && (end = strstr(q->pending.p, "\n\n")) != NULL) {
+        struct rp_buf data = {0};
+        for (char *l = q->pending.p; l < end;) {
+            char *nl = memchr(l, '\n', (size_t)(end - l));
+            size_t len = nl ? (size_t)(nl - l) : (size_t)(end - l);
+            if (len >= 5 && strncmp(l, "data:", 5) == 0) {
+                size_t skip = len > 5 && l[5] == ' ' ? 6 : 5;
+                if (data.p)
+                    rp_buf_add(&data, "\n", 1);
+                rp_buf_add(&data, l + skip, len - skip);
+            }
+            l += len + 1;
+        }
+        rp_buf_consume(&q->pending, (size_t)(end - q->pending.p) + 2);
+        if (data.p)
+            match_core_frame(st, data.p, data.len, 0);
+        rp_buf_free(&data);
+    }
+}
+
 /* A Server-Sent Events stream, event by event as it comes: each data line against the next recorded
  * one, keep-alives ({}) left out on both sides. */
 static void on_data(struct rp_conn *c, const char *p, size_t n)
@@ -221,6 +263,13 @@ static void on_data(struct rp_conn *c, const char *p, size_t n)
     if (!q->sse || r->failure)
         return;
     int id = r->fx.ev[q->req_ev].id;
+    if (r->fx.door_core) {
+        for (size_t i = 0; i < n; i++)
+            if (p[i] != '\r')
+                rp_buf_add(&q->pending, p + i, 1);
+        core_stream_data(q, id);
+        return;
+    }
     if (q->next == 0 && q->pending.len == 0 && q->resp_ev != RP_NONE) {
         const cJSON *st = cJSON_GetObjectItemCaseSensitive(r->fx.ev[q->resp_ev].j, "status");
         if (cJSON_IsNumber(st) && c->status != (int)st->valuedouble) {
@@ -275,7 +324,7 @@ static void on_http_error(struct rp_conn *c, const char *why)
 }
 
 const struct rp_conn_handler rp_http_handler = {
-    .on_data = on_data, .on_end = on_end, .on_error = on_http_error,
+    .on_head = on_head, .on_data = on_data, .on_end = on_end, .on_error = on_http_error,
 };
 
 /* ---- WebSockets */

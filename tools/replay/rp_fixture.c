@@ -101,6 +101,53 @@ static int64_t t_of(const cJSON *j, const char *name, int64_t dflt)
     return cJSON_IsNumber(v) ? (int64_t)v->valuedouble : dflt;
 }
 
+/* A Core event stream: events end at a blank line (CR LF or LF), comments (":") and events
+ * without data left out, the data lines of an event joined; each event's records are compared as
+ * a WebSocket's (rp_core.h), so the data is kept whole here. */
+static void split_core_stream(struct rp_fixture *fx, const cJSON *j, int id, int line)
+{
+    const cJSON *chunks = cJSON_GetObjectItemCaseSensitive(j, "chunks");
+    const cJSON *body = cJSON_GetObjectItemCaseSensitive(j, "body");
+    struct rp_buf pending = {0};
+    int index = 0;
+    int single = !cJSON_IsArray(chunks);
+    for (const cJSON *piece = single ? NULL : chunks->child; single || piece; piece = piece->next) {
+        const cJSON *data = single ? body : cJSON_GetObjectItemCaseSensitive(piece, "data");
+        int64_t t = single ? t_of(j, "t", 0) : t_of(piece, "t", 0);
+        for (const char *c = cJSON_IsString(data) ? data->valuestring : ""; *c; c++)
+            if (*c != '\r')
+                rp_buf_add(&pending, c, 1);
+        char *end;
+        while (pending.p && (end = strstr(pending.p, "\n\n")) != NULL) {
+            struct rp_buf ev = {0};
+            for (char *l = pending.p; l < end;) {
+                char *nl = memchr(l, '\n', (size_t)(end - l));
+                size_t len = nl ? (size_t)(nl - l) : (size_t)(end - l);
+                if (len >= 5 && strncmp(l, "data:", 5) == 0) {
+                    size_t skip = len > 5 && l[5] == ' ' ? 6 : 5;
+                    if (ev.p)
+                        rp_buf_add(&ev, "\n", 1);
+                    rp_buf_add(&ev, l + skip, len - skip);
+                }
+                l += len + 1;
+            }
+            if (ev.p) {
+                struct rp_event *e = insert_at_time(fx, t);
+                e->type = EV_SSE;
+                e->id = id;
+                e->line = line;
+                e->index = index++;
+                e->data = ev.p;
+                e->server = 1;
+            }
+            rp_buf_consume(&pending, (size_t)(end - pending.p) + 2);
+        }
+        if (single)
+            break;
+    }
+    rp_buf_free(&pending);
+}
+
 /* Server-Sent Events responses: each recorded data line (keep-alives left out) becomes an EV_SSE
  * entry at the time its chunk came; a response the client cut gets an EV_HTTP_CUT at its tEnd. */
 static void split_event_streams(struct rp_fixture *fx)
@@ -121,6 +168,17 @@ static void split_event_streams(struct rp_fixture *fx)
         for (size_t i = 0; i < fx->n; i++)
             if (fx->ev[i].j == j)
                 line = fx->ev[i].line;
+        /* The stream's head: the client went on once it came (a Core client posts its handshake
+         * only then), so the replay waits for it too. */
+        struct rp_event *head = insert_at_time(fx, t_of(j, "t", 0));
+        head->type = EV_HTTP_HEAD;
+        head->id = id;
+        head->line = line;
+        head->server = 1;
+        if (fx->door_core) {
+            split_core_stream(fx, j, id, line);
+            continue;
+        }
         const cJSON *chunks = cJSON_GetObjectItemCaseSensitive(j, "chunks");
         const cJSON *body = cJSON_GetObjectItemCaseSensitive(j, "body");
         struct rp_buf pending = {0};
@@ -315,6 +373,28 @@ static void add_frame(struct rp_fixture *fx, size_t evi)
     e->done = f->done;
 }
 
+/* A Core event stream's event: its records expected on the stream's own sequence (ws -id). */
+static void add_core_event(struct rp_fixture *fx, size_t evi)
+{
+    struct rp_event *e = &fx->ev[evi];
+    struct rp_stream *s = rp_fixture_stream(fx, -e->id);
+    struct rp_frame *f = calloc(1, sizeof *f);
+    if (!f)
+        abort();
+    f->ev = evi;
+    f->start = s->nitems;
+    core_frame(fx, s, f, e->data, NULL);
+    f->end = s->nitems;
+    f->done = f->start == f->end;
+    if (s->nframes == s->capframes) {
+        s->capframes = s->capframes ? s->capframes * 2 : 16;
+        s->frames = rp_xrealloc(s->frames, s->capframes * sizeof *s->frames);
+    }
+    s->frames[s->nframes++] = f;
+    e->frame = f;
+    e->done = f->done;
+}
+
 static int check_session(const cJSON *session, const char *name, struct rp_fixture *fx, char **err)
 {
     const cJSON *type = cJSON_GetObjectItemCaseSensitive(session, "type");
@@ -383,8 +463,24 @@ int rp_fixture_parse(const char *text, const char *name, struct rp_fixture *fx, 
         *err = rp_fmt("%s: no end line (a truncated capture)", name);
         return -1;
     }
+    if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(fx->lines[fx->nlines - 1], "truncated"))) {
+        *err = rp_fmt("%s: a truncated capture (it reached --capture-max-file): the rest of the session is not "
+                      "in it", name);
+        return -1;
+    }
     for (size_t i = 1; i + 1 < fx->nlines; i++) {
         const cJSON *j = fx->lines[i];
+        const char *bodyless = NULL;
+        for (const char *const *k = (const char *const[]){"body", "text", "binary", NULL}; *k && !bodyless; k++) {
+            const cJSON *b = cJSON_GetObjectItemCaseSensitive(j, *k);
+            if (cJSON_IsString(b) && strncmp(b->valuestring, "<body:", 6) == 0 && strstr(b->valuestring, " bytes>"))
+                bodyless = b->valuestring;
+        }
+        if (bodyless) {
+            *err = rp_fmt("%s:%zu: recorded without bodies (%s, --capture-bodies none): it cannot be replayed", name,
+                          i + 1, bodyless);
+            return -1;
+        }
         struct rp_event *e = push_event(fx, fx->n);
         e->j = j;
         e->line = (int)i + 1;
@@ -398,8 +494,10 @@ int rp_fixture_parse(const char *text, const char *name, struct rp_fixture *fx, 
     split_event_streams(fx);
     for (size_t i = 0; i < fx->n; i++) {
         struct rp_event *e = &fx->ev[i];
-        if (e->type == EV_SSE || e->type == EV_HTTP_CUT) {
-            e->server = e->type == EV_SSE;
+        if (e->type == EV_SSE || e->type == EV_HTTP_CUT || e->type == EV_HTTP_HEAD) {
+            e->server = e->type != EV_HTTP_CUT;
+            if (e->type == EV_SSE && fx->door_core)
+                add_core_event(fx, i);
             continue;
         }
         classify(e);
@@ -473,6 +571,8 @@ char *rp_describe(const struct rp_event *e)
         return rp_fmt("line %d: ws %d %s %.120s", e->line, e->ws, e->c2s ? "c2s" : "s2c", s ? s : "<binary>");
     case EV_HTTP_CUT:
         return rp_fmt("line %d: the client closes its request %d", e->line, e->id);
+    case EV_HTTP_HEAD:
+        return rp_fmt("line %d: the head of event stream %d", e->line, e->id);
     case EV_WS_ACCEPTED:
         return rp_fmt("line %d: ws-accepted ws %d", e->line, e->ws);
     case EV_WS_REFUSED:

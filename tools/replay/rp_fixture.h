@@ -18,6 +18,7 @@ enum rp_ev_type {
     EV_HTTP_RESP,
     EV_SSE,        /* one recorded event of an event stream (not a line of the file) */
     EV_HTTP_CUT,   /* the client cuts response `id` here (not a line of the file) */
+    EV_HTTP_HEAD,  /* the head of event stream `id` came (not a line of the file) */
     EV_WS_OPEN,
     EV_WS_ACCEPTED,
     EV_WS_REFUSED,

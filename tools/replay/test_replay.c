@@ -130,18 +130,19 @@ static void test_fixture(void)
     struct rp_fixture fx;
     char *err = NULL;
     CHECK(rp_fixture_parse(FIXTURE, "f", &fx, &err) == 0);
-    /* The stream's two events (keep-alive left out, the second joined across chunks) sit where
-     * their chunk came: initialized after line 3 (t 2), the frame after /start's request (t 5);
-     * the cut at tEnd 9. */
+    /* The stream's head at its response's t, its two events (keep-alive left out, the second
+     * joined across chunks) where their chunk came: initialized after line 3 (t 2), the frame
+     * after /start's request (t 5); the cut at tEnd 9. */
     int order[32], n = 0;
     for (size_t i = 0; i < fx.n && n < 32; i++)
         order[n++] = fx.ev[i].type;
-    int want[] = {EV_HTTP_REQ, EV_HTTP_RESP, EV_SSE, EV_HTTP_REQ, EV_SSE, EV_HTTP_RESP, EV_WS_OPEN, EV_WS_ACCEPTED,
+    int want[] = {EV_HTTP_REQ, EV_HTTP_RESP, EV_HTTP_HEAD, EV_SSE, EV_HTTP_REQ, EV_SSE, EV_HTTP_RESP, EV_WS_OPEN, EV_WS_ACCEPTED,
                   EV_WS_FRAME, EV_WS_FRAME, EV_WS_FRAME, EV_WS_FRAME, EV_HTTP_CUT};
     CHECK_EQ_INT(n, sizeof want / sizeof want[0]);
     CHECK(memcmp(order, want, sizeof want) == 0);
-    CHECK(strcmp(fx.ev[2].data, "initialized") == 0);
-    CHECK(strcmp(fx.ev[4].data, "{\"C\":\"<cursor:1.1>\",\"M\":[]}") == 0);
+    CHECK(fx.n > 5 && fx.ev[2].server && !fx.ev[2].done); /* the stream's head is waited for */
+    CHECK(fx.n > 5 && fx.ev[3].data && strcmp(fx.ev[3].data, "initialized") == 0);
+    CHECK(fx.n > 5 && fx.ev[5].data && strcmp(fx.ev[5].data, "{\"C\":\"<cursor:1.1>\",\"M\":[]}") == 0);
     CHECK(fx.ev[1].done); /* cut by the client: compared event by event */
     struct rp_stream *s = rp_fixture_stream(&fx, 1);
     CHECK_EQ_INT(s->nitems, 3);          /* 1, 2 and the hub result */
@@ -161,6 +162,15 @@ static void test_fixture(void)
     CHECK(rp_fixture_parse(cut, "f", &fx, &err) < 0 && says(err, "no end line"));
     rp_fixture_free(&fx);
     free(cut);
+    const char *nobody = "{\"type\":\"session\",\"format\":\"signalr-capture\",\"version\":2,\"door\":\"core\"}\n"
+                         "{\"type\":\"ws-frame\",\"ws\":1,\"t\":0,\"dir\":\"c2s\",\"text\":\"<body:35 bytes>\"}\n"
+                         "{\"type\":\"end\",\"t\":0,\"placeholders\":[]}\n";
+    CHECK(rp_fixture_parse(nobody, "n", &fx, &err) < 0 && says(err, "n:2: recorded without bodies"));
+    rp_fixture_free(&fx);
+    const char *trunc = "{\"type\":\"session\",\"format\":\"signalr-capture\",\"version\":2,\"door\":\"core\"}\n"
+                        "{\"type\":\"end\",\"t\":0,\"truncated\":true,\"placeholders\":[]}\n";
+    CHECK(rp_fixture_parse(trunc, "t", &fx, &err) < 0 && says(err, "a truncated capture"));
+    rp_fixture_free(&fx);
     const char *core = "{\"type\":\"session\",\"format\":\"signalr-capture\",\"version\":2,\"door\":\"core\"}\n"
                        "{\"type\":\"end\",\"t\":0,\"placeholders\":[]}\n";
     CHECK(rp_fixture_parse(core, "c", &fx, &err) == 0 && fx.door_core);
