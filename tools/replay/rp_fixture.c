@@ -269,7 +269,7 @@ static int is_minted_id(const char *v)
     return 1;
 }
 
-static void mask_minted_ids(struct rp_fixture *fx, cJSON *v)
+void rp_fixture_mask_minted(struct rp_fixture *fx, cJSON *v)
 {
     if (cJSON_IsString(v) && is_minted_id(v->valuestring)) {
         int k = 0;
@@ -286,7 +286,7 @@ static void mask_minted_ids(struct rp_fixture *fx, cJSON *v)
         free(ph);
     }
     for (cJSON *c = v->child; c; c = c->next)
-        mask_minted_ids(fx, c);
+        rp_fixture_mask_minted(fx, c);
 }
 
 /* A Core frame: each record an item (ping records left out), a binary frame's MessagePack
@@ -309,7 +309,7 @@ static void core_frame(struct rp_fixture *fx, struct rp_stream *s, struct rp_fra
             return;
         }
         free(raw);
-        mask_minted_ids(fx, f->parsed);
+        rp_fixture_mask_minted(fx, f->parsed);
     } else if (text) {
         rp_core_text_records(text, strlen(text), f->parsed);
     }

@@ -93,6 +93,9 @@ int rp_fixture_parse(const char *text, const char *name, struct rp_fixture *fx, 
 void rp_fixture_free(struct rp_fixture *fx);
 
 struct rp_stream *rp_fixture_stream(struct rp_fixture *fx, int ws);
+/* Core: the ids a server minted inside recorded MessagePack records (22 base64url characters),
+ * which a capture cannot mask, become <backendId:1001>, <backendId:1002>, ... in place. */
+void rp_fixture_mask_minted(struct rp_fixture *fx, cJSON *v);
 /* A short description of an event for messages ("line 7: ws 1 s2c {...}"). Caller frees. */
 char *rp_describe(const struct rp_event *e);
 /* String member of the event's line, or NULL. */

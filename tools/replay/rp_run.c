@@ -245,8 +245,13 @@ void rp_send_request(struct rp_run *r, size_t evi, cJSON *again, const char *cur
     char *path = url_of(r, e);
     const char *rawbody = rp_ev_str(e, "body");
     int form = cJSON_GetObjectItemCaseSensitive(e->j, "form") != NULL;
-    char *body = path ? substitute(r, rawbody ? rawbody : "", form ? "form body" : "body", e, form ? ENC_URI : ENC_JSON)
-                      : NULL;
+    const char *b64 = rp_ev_str(e, "bodyBase64");
+    size_t body_len = 0;
+    char *body = !path ? NULL
+                 : b64 ? rp_decode_base64(b64, &body_len)
+                       : substitute(r, rawbody ? rawbody : "", form ? "form body" : "body", e, form ? ENC_URI : ENC_JSON);
+    if (body && !b64)
+        body_len = strlen(body);
     if (!path || !body) {
         free(path);
         free(body);
@@ -259,6 +264,7 @@ void rp_send_request(struct rp_run *r, size_t evi, cJSON *again, const char *cur
         free(body);
         path = p2;
         body = b2;
+        body_len = strlen(body);
     }
     struct rp_buf h = {0};
     rp_buf_add(&h, "", 0);
@@ -274,8 +280,8 @@ void rp_send_request(struct rp_run *r, size_t evi, cJSON *again, const char *cur
     if (!method)
         method = "GET";
     if (add_origin(r, e, &h) == 0) {
-        if (body[0] || strcmp(method, "GET") != 0) {
-            char *cl = rp_fmt("content-length: %zu\r\n", strlen(body));
+        if (body_len || strcmp(method, "GET") != 0) {
+            char *cl = rp_fmt("content-length: %zu\r\n", body_len);
             rp_buf_adds(&h, cl);
             free(cl);
         }
@@ -292,7 +298,7 @@ void rp_send_request(struct rp_run *r, size_t evi, cJSON *again, const char *cur
             r->reqs = rp_xrealloc(r->reqs, (r->capreqs = r->capreqs ? r->capreqs * 2 : 16) * sizeof *r->reqs);
         r->reqs[r->nreqs++] = q;
         r->stats.requests++;
-        q->c = rp_conn_http(r->loop, &r->o->target, method, path, h.p, body, strlen(body), &rp_http_handler, q, 0);
+        q->c = rp_conn_http(r->loop, &r->o->target, method, path, h.p, body, body_len, &rp_http_handler, q, 0);
         if (!q->c) {
             char *d = rp_describe(e);
             rp_fail(r, "%s: request failed: cannot open a socket", d);
@@ -361,19 +367,15 @@ static void send_frame(struct rp_run *r, size_t evi)
     }
     const char *binary = rp_ev_str(e, "binary");
     if (binary) {
-        size_t n = strlen(binary);
-        unsigned char *out = rp_xmalloc(n / 4 * 3 + 3);
-        int len = EVP_DecodeBlock(out, (const unsigned char *)binary, (int)n);
-        if (len < 0) {
-            free(out);
+        size_t len;
+        char *out = rp_decode_base64(binary, &len);
+        if (!out) {
             char *d = rp_describe(e);
             rp_fail(r, "%s: the recorded binary frame is not base64", d);
             free(d);
             return;
         }
-        for (size_t i = n; i > 0 && binary[i - 1] == '='; i--)
-            len--;
-        rp_ws_send(st->c, LG_WS_BINARY, out, (size_t)len);
+        rp_ws_send(st->c, LG_WS_BINARY, out, len);
         free(out);
     } else {
         const char *text = rp_ev_str(e, "text");
@@ -458,6 +460,32 @@ static void act(struct rp_run *r, size_t evi)
 
 /* ---- the schedule */
 
+/* The next client action after event k, or RP_NONE. */
+static size_t next_action(const struct rp_run *r, size_t k)
+{
+    for (size_t j = k + 1; j < r->fx.n; j++)
+        if (!r->fx.ev[j].server)
+            return j;
+    return RP_NONE;
+}
+
+/* A request the server holds across the next client action (a long poll answered after the
+ * client's next request, e.g. its DELETE): on its own TCP connection it could reach the server
+ * after that action, which the recording rules out (the recorder saw it first). The next action
+ * then waits the recorded pause, at most RP_HELD_SETTLE_MS. */
+static void settle_held(struct rp_run *r, size_t k, int64_t now)
+{
+    const struct rp_event *e = &r->fx.ev[k];
+    size_t next = next_action(r, k), resp = e->type == EV_HTTP_REQ ? rp_response_of(r, e->id) : RP_NONE;
+    if (next == RP_NONE || resp == RP_NONE || resp < next)
+        return;
+    int64_t gap = r->fx.ev[next].has_t && e->has_t ? r->fx.ev[next].t - e->t : RP_HELD_SETTLE_MS;
+    if (gap > RP_HELD_SETTLE_MS)
+        gap = RP_HELD_SETTLE_MS;
+    if (gap > 0)
+        r->settle_until = now + gap;
+}
+
 /* The first server event before k that has not arrived yet, or RP_NONE. */
 static size_t pending_before(struct rp_run *r, size_t k)
 {
@@ -529,11 +557,15 @@ int rp_run_step(struct rp_run *r)
             if (r->o->pace > 0 && r->has_last_action && e->has_t &&
                 now < r->last_action_ms + (int64_t)((double)(e->t - r->last_action_t) * r->o->pace))
                 return 0;
+            if (now < r->settle_until)
+                return 0;
             r->has_last_action = 1;
             r->last_action_t = e->t;
             r->last_action_ms = now;
             r->last_action_us = rp_now_us();
+            size_t done_k = r->k;
             act(r, r->k++);
+            settle_held(r, done_k, now);
             continue;
         }
         if (r->phase == PH_FINAL) {
@@ -567,6 +599,8 @@ int64_t rp_run_wake(const struct rp_run *r)
         break;
     }
     int64_t wake = r->wait_deadline ? r->wait_deadline : -1;
+    if (r->phase == PH_ACTIONS && r->settle_until > 0 && (wake < 0 || r->settle_until < wake))
+        wake = r->settle_until;
     if (r->phase == PH_ACTIONS && r->o->pace > 0 && r->has_last_action && r->k < r->fx.n) {
         int64_t due = r->last_action_ms + (int64_t)((double)(r->fx.ev[r->k].t - r->last_action_t) * r->o->pace);
         if (wake < 0 || due < wake)

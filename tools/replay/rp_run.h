@@ -49,6 +49,7 @@ struct rp_run {
     int has_last_action;
     int64_t last_action_t, last_action_ms;
     int64_t last_action_us;     /* for latency */
+    int64_t settle_until;       /* a held request's head start over the next action */
     size_t low;                 /* every server event before this one is done */
     struct rp_ws_state *ws;     /* per fixture stream */
     struct rp_req **reqs;

@@ -8,6 +8,8 @@
 #define RP_NONE ((size_t)-1)
 /* How long a client close waits for the server's side of the closing handshake. */
 #define RP_CLOSE_WAIT_MS 2000
+/* At most this head start for a request the server holds over the next client action. */
+#define RP_HELD_SETTLE_MS 100
 
 struct rp_ws_state {
     struct rp_run *r;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include <cjson/cJSON.h>
+#include <openssl/evp.h>
 
 void *rp_xmalloc(size_t n)
 {
@@ -107,4 +108,20 @@ void rp_buf_free(struct rp_buf *b)
     free(b->p);
     b->p = NULL;
     b->len = b->cap = 0;
+}
+
+char *rp_decode_base64(const char *b64, size_t *len)
+{
+    size_t n = strlen(b64);
+    unsigned char *out = rp_xmalloc(n / 4 * 3 + 4);
+    int got = EVP_DecodeBlock(out, (const unsigned char *)b64, (int)n);
+    if (got < 0) {
+        free(out);
+        return NULL;
+    }
+    for (size_t i = n; got > 0 && i > 0 && b64[i - 1] == '='; i--)
+        got--;
+    out[got] = '\0';
+    *len = (size_t)got;
+    return (char *)out;
 }

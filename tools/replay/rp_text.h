@@ -13,6 +13,8 @@ char *rp_quote(const char *s, size_t max);
 char *rp_strdup(const char *s);
 char *rp_strndup(const char *s, size_t n);
 void *rp_xmalloc(size_t n);
+/* Decodes base64 (OpenSSL) into a new NUL-terminated buffer of *len bytes; NULL when invalid. */
+char *rp_decode_base64(const char *b64, size_t *len);
 void *rp_xrealloc(void *p, size_t n);
 
 /* Bytes that grow as needed; p is NUL-terminated whenever len > 0 or p != NULL. */
