@@ -48,6 +48,9 @@ void rp_send_request(struct rp_run *r, size_t evi, cJSON *again, const char *cur
 char *rp_compare_body(struct rp_run *r, const char *expected, const char *actual, const cJSON *actual_value,
                       int ordered, int negotiate);
 
+/* Core: the records of a frame (or an event stream's event) against the stream's next ones. */
+void rp_match_core_records(struct rp_ws_state *st, const char *data, size_t n, int binary);
+
 extern const struct rp_conn_handler rp_http_handler;
 extern const struct rp_conn_handler rp_ws_handler;
 
