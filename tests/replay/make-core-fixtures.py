@@ -87,7 +87,10 @@ def lines(protocol, frames):
         line = {"type": "ws-frame", "ws": 1, "t": at(), "dir": direction}
         line.update(frame)
         out.append(line)
-    out.append({"type": "ws-close", "ws": 1, "t": at(), "by": "client", "code": 1000, "reason": ""})
+    if frames is ABORT_FRAMES:
+        out.append({"type": "ws-close", "ws": 1, "t": at(), "by": "server", "code": 1000, "reason": ""})
+    else:
+        out.append({"type": "ws-close", "ws": 1, "t": at(), "by": "client", "code": 1000, "reason": ""})
     out.append({"type": "end", "t": at(), "placeholders": ["<connectionId>", "<connectionToken>", "<backendId:1>"]})
     return out
 
@@ -121,7 +124,18 @@ MSGPACK_FRAMES = [
     ("c2s", {"binary": b64([6])}),
 ]
 
-for name, protocol, frames in [("core-json-websockets-echo", "json", JSON_FRAMES),
+# The server ends the connection (AbortMe: Context.Abort()): its Close record, compared by error and
+# allowReconnect, then its close of the socket.
+ABORT_FRAMES = [
+    ("c2s", text({"protocol": "json", "version": 1})),
+    ("s2c", text({})),
+    ("s2c", text({"type": 1, "target": "welcome", "arguments": ["<backendId:1>"]})),
+    ("c2s", text({"type": 1, "invocationId": "1", "target": "AbortMe", "arguments": []})),
+    ("s2c", text({"type": 7})),
+]
+
+for name, protocol, frames in [("core-json-websockets-abort", "json", ABORT_FRAMES),
+                               ("core-json-websockets-echo", "json", JSON_FRAMES),
                                ("core-messagepack-websockets-echo", "messagepack", MSGPACK_FRAMES)]:
     with open(os.path.join(HERE, "core", f"{name}.jsonl"), "w") as f:
         for line in lines(protocol, frames):

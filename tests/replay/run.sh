@@ -2,7 +2,8 @@
 # Replays the Core sessions (tests/replay/core, hand-written; fixtures/core, recorded by the relay's
 # --capture, when there are any) with signalr-replay: against the ASP.NET Core backend straight,
 # through the relay, and `ab` relay vs backend; then checks that a session whose recorded answer
-# was changed fails against the backend (the comparison is live, not vacuous). Prints
+# was changed (a result, a Close record) fails against the backend (the comparison is live, not
+# vacuous). Prints
 # `core replay: N passed, M failed`.
 #
 #   RELAY_URL=http://127.0.0.1:8080 BACKEND_URL=http://127.0.0.1:5000 tests/replay/run.sh
@@ -43,6 +44,14 @@ code=$?
 printf '%s\n' "$out"
 if [ "$code" -eq 1 ] && grep -q 'expected 6, got 5' <<<"$out"; then passed=$((passed + 1)); else
     failed=$((failed + 1)); echo "FAILED: a changed answer was not reported (exit $code)"; fi
+# A Close record the server did not send that way (allowReconnect added): must fail too.
+sed 's/{\\"type\\":7}/{\\"type\\":7,\\"allowReconnect\\":true}/' "$here/core/core-json-websockets-abort.jsonl" >"$work/close.jsonl"
+echo "== a changed Close record is reported"
+out="$("$SIGNALR_REPLAY_BIN" check --target "$BACKEND_URL" "$work/close.jsonl")"
+code=$?
+printf '%s\n' "$out"
+if [ "$code" -eq 1 ] && grep -q 'missing \["allowReconnect"\]' <<<"$out"; then passed=$((passed + 1)); else
+    failed=$((failed + 1)); echo "FAILED: a changed Close record was not reported (exit $code)"; fi
 rm -rf "$work"
 echo "core replay: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
