@@ -271,3 +271,123 @@ test("load: the sessions played and checked, latency reported as signalr-loadgen
         await server.close();
     }
 });
+
+// ------------------------------------------------------------------ serverSentEvents and longPolling
+
+const SESSION = line({ type: "session", format: "signalr-legacy-capture", version: 1, label: "hand-written", upstream: "http://<upstream>" });
+const NEGOTIATE = [
+    line({ type: "http-request", id: 1, t: 1, method: "GET", path: "/signalr/negotiate", rawQuery: "clientProtocol=2.1", query: [], headers: {}, body: "" }),
+    line({ type: "http-response", id: 1, t: 2, tEnd: 2, status: 200, headers: { "content-type": "application/json; charset=UTF-8" },
+        body: '{"Url":"/signalr","ConnectionToken":"<connectionToken>","ConnectionId":"<connectionId>"}' }),
+];
+const sse = (v) => `data: ${typeof v === "string" ? v : JSON.stringify(v)}\n\n`;
+// An event stream (init, then two pushes after a /send), the /send's result, the stream cut by the client.
+const SSE_FIXTURE = [
+    SESSION, ...NEGOTIATE,
+    line({ type: "http-request", id: 2, t: 3, method: "GET", path: "/signalr/connect", rawQuery: "transport=serverSentEvents&connectionToken=<connectionToken>", query: [], headers: {}, body: "" }),
+    line({ type: "http-request", id: 3, t: 5, method: "POST", path: "/signalr/send", rawQuery: "transport=serverSentEvents&connectionToken=<connectionToken>", query: [],
+        headers: { "content-type": "application/x-www-form-urlencoded; charset=UTF-8" }, body: "data=%7B%22I%22%3A%220%22%7D", form: [["data", '{"I":"0"}']] }),
+    line({ type: "http-response", id: 3, t: 6, tEnd: 6, status: 200, headers: { "content-type": "application/json; charset=UTF-8" }, body: '{"I":"0","R":"ok"}' }),
+    line({ type: "http-response", id: 2, t: 3, tEnd: 8, status: 200, cut: "client", headers: { "content-type": "text/event-stream" },
+        chunks: [{ t: 3, data: sse("initialized") }, { t: 4, data: sse({ C: "<cursor:1.1>", S: 1, M: [] }) }, { t: 7, data: sse({ C: "<cursor:1.2>", M: [note(1), note(2)] }) }],
+        body: "" }),
+    line({ type: "end", t: 9, placeholders: [] }),
+].join("\n") + "\n";
+// A long poll answered with the two pushes.
+const LP_FIXTURE = [
+    SESSION, ...NEGOTIATE,
+    line({ type: "http-request", id: 2, t: 3, method: "GET", path: "/signalr/connect", rawQuery: "transport=longPolling&connectionToken=<connectionToken>", query: [], headers: {}, body: "" }),
+    line({ type: "http-response", id: 2, t: 4, tEnd: 4, status: 200, headers: { "content-type": "application/json; charset=UTF-8" }, body: '{"C":"<cursor:1.1>","S":1,"M":[]}' }),
+    line({ type: "http-request", id: 3, t: 5, method: "POST", path: "/signalr/poll", rawQuery: "transport=longPolling&connectionToken=<connectionToken>&messageId=<cursor:1.1>", query: [], headers: {}, body: "" }),
+    line({ type: "http-response", id: 3, t: 6, tEnd: 6, status: 200, headers: { "content-type": "application/json; charset=UTF-8" },
+        body: JSON.stringify({ C: "<cursor:1.2>", M: [note(1), note(2)] }) }),
+    line({ type: "end", t: 9, placeholders: [] }),
+].join("\n") + "\n";
+
+// A legacy server over serverSentEvents and longPolling; `how`:
+//   split       the two pushes in two events / two poll answers (the replay polls again)
+//   keepalives  data: {} events between (SSE)
+//   changedByte one byte of the second push differs
+//   swapped     the pushes in the other order
+async function fakeHttpServer(how) {
+    const seen = { polls: [] };
+    let stream = null;
+    const notes = how === "swapped" ? [note(2), note(1)] : how === "changedByte" ? [note(1), { ...note(2), A: [3] }] : [note(1), note(2)];
+    const json = (res, v) => res.writeHead(200, { "content-type": "application/json; charset=UTF-8" }).end(JSON.stringify(v));
+    const server = http.createServer((req, res) => {
+        const url = new URL(req.url, "http://x");
+        if (url.pathname === "/signalr/negotiate") return json(res, { Url: "/signalr", ConnectionToken: TOKEN, ConnectionId: "cid-1" });
+        if (url.pathname === "/signalr/connect" && url.searchParams.get("transport") === "serverSentEvents") {
+            res.writeHead(200, { "content-type": "text/event-stream" });
+            res.write(sse("initialized"));
+            if (how === "keepalives") res.write(sse("{}"));
+            res.write(sse({ C: "c-0", S: 1, M: [] }));
+            stream = res;
+            return undefined;
+        }
+        if (url.pathname === "/signalr/connect") return json(res, { C: "c-0", S: 1, M: [] });
+        if (url.pathname === "/signalr/send") {
+            json(res, { I: "0", R: "ok" });
+            if (how === "split") {
+                stream.write(sse({ C: "c-1", M: [notes[0]] }));
+                stream.write(sse({ C: "c-2", M: [notes[1]] }));
+            } else {
+                if (how === "keepalives") stream.write(sse("{}"));
+                stream.write(sse({ C: "c-2", M: notes }));
+            }
+            return undefined;
+        }
+        if (url.pathname === "/signalr/poll") {
+            const from = url.searchParams.get("messageId");
+            seen.polls.push(from);
+            if (how === "split") return json(res, from === "c-0" ? { C: "c-1", M: [notes[0]] } : { C: "c-2", M: [notes[1]] });
+            return json(res, { C: "c-2", M: notes });
+        }
+        return res.writeHead(404).end();
+    });
+    await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+    return {
+        target: `http://127.0.0.1:${server.address().port}`, seen,
+        close: async () => {
+            stream?.destroy();
+            server.closeAllConnections?.();
+            await new Promise((resolve) => server.close(resolve));
+        },
+    };
+}
+
+async function replayHttp(how, text) {
+    const server = await fakeHttpServer(how);
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "signalr-replay-test-"));
+    const file = path.join(dir, "fixture.jsonl");
+    fs.writeFileSync(file, text);
+    try {
+        const run = await runReplay(["check", "--target", server.target, "--timeout", "10000", "--grace", "100", file]);
+        return { run, seen: server.seen };
+    } finally {
+        await server.close();
+        fs.rmSync(dir, { recursive: true, force: true });
+    }
+}
+
+for (const [transport, text] of [["serverSentEvents", SSE_FIXTURE], ["longPolling", LP_FIXTURE]]) {
+    const passing = transport === "serverSentEvents" ? ["as recorded", "split", "keepalives"] : ["as recorded", "split"];
+    for (const how of passing) {
+        test(`${transport}: a server that answers like the recording passes (${how})`, async () => {
+            const { run, seen } = await replayHttp(how, text);
+            assert.equal(run.code, 0, run.stdout + run.stderr);
+            // Long polling, split: the replay polled again from the cursor the first answer reached.
+            if (transport === "longPolling") assert.deepEqual(seen.polls, how === "split" ? ["c-0", "c-1"] : ["c-0"]);
+        });
+    }
+    const broken = transport === "serverSentEvents"
+        ? { changedByte: /line 7: event 3 of stream 2: .*\$\.M\[1\]\.A\[0\]: expected 2, got 3/, swapped: /line 7: event 3 of stream 2: .*\$\.M\[0\]\.A\[0\]: expected 1, got 2/ }
+        : { changedByte: /line 7: response 3 \(200\) to POST \/signalr\/poll: body: \$\.M\[1\]\.A\[0\]: expected 2, got 3/, swapped: /line 7: .*\$\.M\[0\]\.A\[0\]: expected 1, got 2/ };
+    for (const [how, why] of Object.entries(broken)) {
+        test(`${transport}: a server that differs fails the replay (${how})`, async () => {
+            const { run } = await replayHttp(how, text);
+            assert.equal(run.code, 1, run.stdout + run.stderr);
+            assert.match(run.stdout, why);
+        });
+    }
+}
