@@ -154,7 +154,9 @@ static int core_records_answer(struct rp_req *q, struct rp_event *expected, stru
         rp_fail(r, "%s: header content-type \"%s\", recorded \"%s\"", dexp, has_ct ? got_ct : "undefined", want_ct);
         return 1;
     }
-    int bad = 0, binary = has_ct && strcmp(got_ct, "application/octet-stream") == 0;
+    /* MessagePack when the recording has the body as bytes (a JSON session's polls are
+     * application/octet-stream too). */
+    int bad = 0, binary = eb64 != NULL;
     cJSON *want = core_body_records(ebody, eb64, NULL, 0, eb64 != NULL, &bad);
     if (eb64)
         rp_fixture_mask_minted(&r->fx, want);
@@ -170,6 +172,44 @@ static int core_records_answer(struct rp_req *q, struct rp_event *expected, stru
     cJSON_Delete(want);
     cJSON_Delete(got);
     return 1;
+}
+
+/* 1 when the body is exactly one Close record (JSON or MessagePack). */
+static int only_close_record(const char *p, size_t n)
+{
+    int bad = 0;
+    cJSON *got = core_body_records(NULL, NULL, p, n, memchr(p, '{', n ? 1 : 0) == NULL, &bad);
+    const cJSON *v = got->child;
+    const cJSON *type = cJSON_IsObject(v) ? cJSON_GetObjectItemCaseSensitive(v, "type") : cJSON_IsArray(v) ? v->child : NULL;
+    int yes = !bad && v && !v->next && cJSON_IsNumber(type) && type->valuedouble == 7;
+    cJSON_Delete(got);
+    return yes;
+}
+
+/* The end of a Core long-polling session is a race the recording cannot settle: when the client's
+ * DELETE and a pending poll cross, the poll gets 204, or 200 with the server's Close record when
+ * the server ended first. Either is taken for the other. */
+static int core_poll_end_race(struct rp_req *q, struct rp_event *expected, struct rp_conn *c)
+{
+    const struct rp_event *req = &q->r->fx.ev[q->req_ev];
+    const char *method = rp_ev_str(req, "method");
+    const cJSON *st = cJSON_GetObjectItemCaseSensitive(expected->j, "status");
+    int want = cJSON_IsNumber(st) ? (int)st->valuedouble : -1;
+    if (!method || strcmp(method, "GET") != 0)
+        return 0;
+    if (want == 204 && c->status == 200)
+        return only_close_record(c->body.p ? c->body.p : "", c->body.len);
+    if (want == 200 && c->status == 204) {
+        const char *eb = rp_ev_str(expected, "body"), *eb64 = rp_ev_str(expected, "bodyBase64");
+        size_t n = 0;
+        char *raw = eb64 ? rp_decode_base64(eb64, &n) : eb ? rp_strdup(eb) : NULL;
+        if (raw && !eb64)
+            n = strlen(raw);
+        int yes = raw && only_close_record(raw, n);
+        free(raw);
+        return yes;
+    }
+    return 0;
 }
 
 static void on_end(struct rp_conn *c)
@@ -193,6 +233,12 @@ static void on_end(struct rp_conn *c)
     }
     const char *body = c->body.p ? c->body.p : "";
     const char *ebody = rp_ev_str(expected, "body");
+    if (r->fx.door_core && core_poll_end_race(q, expected, c)) {
+        rp_answered(r);
+        expected->done = 1;
+        free(dexp);
+        return;
+    }
     if (r->fx.door_core && core_records_answer(q, expected, c, dexp)) {
         free(dexp);
         return;
