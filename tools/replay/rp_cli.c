@@ -30,9 +30,9 @@ static const char USAGE[] =
     "  check   each fixture against --target, one after another; every difference is printed as\n"
     "          fixture, event (line of the file) and expected vs got; exit 1 on any difference\n"
     "  ab      each fixture against --a, then against --b (one after another: a broadcast of one\n"
-    "          would reach the other's connections); prints where the two servers' outcomes differ\n"
-    "          (one matches the recording and the other not, or they differ at other events);\n"
-    "          exit 1 when they do\n"
+    "          would reach the other's connections); DIFF where the two servers' outcomes differ\n"
+    "          (one matches the recording and the other not, or their first differences from it\n"
+    "          are not the same), with each side's difference; exit 1 when any does\n"
     "  load    --copies N copies of every fixture at once at --speed F times the recorded pace;\n"
     "          one JSON line on stdout (sessions, answers/s, latency_us percentiles: from a client\n"
     "          action to each answer compared after it), a summary on stderr; exit 1 when a\n"
@@ -261,9 +261,11 @@ static int run_ab(struct cli *c)
             continue;
         }
         struct result rb = replay_one(c->files[i], &ob);
-        int same = ra.ok == rb.ok && (ra.ok || failure_line(ra.failure) == failure_line(rb.failure));
-        printf("%s %s: a %s, b %s\n", same ? "same" : "DIFF", c->files[i], ra.ok ? "as recorded" : "differs",
-               rb.ok ? "as recorded" : "differs");
+        /* The same: both as recorded, or both leaving it with the very same difference. */
+        int same = ra.ok == rb.ok && (ra.ok || strcmp(ra.failure, rb.failure) == 0);
+        int at_same_line = !ra.ok && !rb.ok && failure_line(ra.failure) == failure_line(rb.failure);
+        printf("%s %s: a %s, b %s%s\n", same ? "same" : "DIFF", c->files[i], ra.ok ? "as recorded" : "differs",
+               rb.ok ? "as recorded" : "differs", !same && at_same_line ? " (at the same event, differently)" : "");
         if (!ra.ok)
             printf("     a (%s): %s\n", c->a, ra.failure);
         if (!rb.ok)

@@ -229,8 +229,8 @@ async function withFixtureFile(fn) {
 }
 
 test("ab: two servers that answer alike are the same; where one differs it is named, exit 1", async () => {
-    const servers = await Promise.all(["as recorded", "batched", "changedByte"].map((how) => fakeServer(how)));
-    const [good, rebatched, changed] = servers.map((s) => s.target);
+    const servers = await Promise.all(["as recorded", "batched", "changedByte", "changedByte", "numberId"].map((how) => fakeServer(how)));
+    const [good, rebatched, changed, changedToo, numberId] = servers.map((s) => s.target);
     try {
         await withFixtureFile(async (file) => {
             let run = await runReplay(["ab", "--a", good, "--b", rebatched, "--grace", "100", file]);
@@ -243,6 +243,14 @@ test("ab: two servers that answer alike are the same; where one differs it is na
             assert.ok(run.stdout.includes(`b (${changed}): line 10:`), run.stdout);
             assert.match(run.stdout, /expected "<backendId:1> echoed", got "Zb3_-Qx9aaaaaaaaaaaaaa echoeD"/);
             assert.match(run.stdout, /ab: 0 same, 1 differ/);
+            // Both leave the recording with the very same difference: the same.
+            run = await runReplay(["ab", "--a", changed, "--b", changedToo, "--grace", "100", file]);
+            assert.equal(run.code, 0, run.stdout + run.stderr);
+            assert.match(run.stdout, /^same .*: a differs, b differs$/m);
+            // At the same event, differently: "echoeD" vs a numeric invocation id.
+            run = await runReplay(["ab", "--a", changed, "--b", numberId, "--grace", "100", file]);
+            assert.equal(run.code, 1, run.stdout + run.stderr);
+            assert.match(run.stdout, /^DIFF .*: a differs, b differs \(at the same event, differently\)$/m);
         });
     } finally {
         for (const s of servers) await s.close();
