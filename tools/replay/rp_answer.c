@@ -15,6 +15,8 @@
 #include "rp_json.h"
 #include "rp_mask.h"
 
+static int drop_foreign(struct rp_run *r, const char *data, const char *want, char **filtered);
+
 /* Response headers worth comparing (the rest, such as content-length, vary with token lengths). */
 static const char *const COMPARED_RESPONSE_HEADERS[] = {"content-type", "x-content-type-options", "cache-control", NULL};
 
@@ -244,7 +246,21 @@ static void on_end(struct rp_conn *c)
         return;
     }
     cJSON *joined = NULL;
+    char *filtered = NULL;
+    int is_poll = ends_with(path_of(q), "/poll") || ends_with(path_of(q), "/reconnect");
+    if (r->o->foreign_pushes && is_poll && drop_foreign(r, body, ebody, &filtered)) {
+        /* load: a poll answered with nothing but other copies' pushes: poll again from its cursor */
+        cJSON *got = rp_json_parse(body);
+        const cJSON *cur = cJSON_GetObjectItemCaseSensitive(got, "C");
+        rp_send_request(r, q->req_ev, q->again ? cJSON_Duplicate(q->again, 1) : NULL, cJSON_IsString(cur) ? cur->valuestring : "");
+        cJSON_Delete(got);
+        free(dexp);
+        return;
+    }
+    if (filtered)
+        body = filtered;
     if (continue_poll(q, ebody ? ebody : "", body, &joined)) {
+        free(filtered);
         free(dexp);
         return;
     }
@@ -285,6 +301,7 @@ static void on_end(struct rp_conn *c)
         free(prefix);
     }
     cJSON_Delete(joined);
+    free(filtered);
     free(where);
 }
 
@@ -367,6 +384,69 @@ static void core_stream_data(struct rp_req *q, int id)
     }
 }
 
+/* load: leaves other copies' pushes out of a legacy PersistentResponse (`data`): hub calls in its M
+ * that match none of the recorded answer's (`want`, or NULL) messages. *filtered is what is left
+ * (new text) when something was left out, else NULL. Returns 1 when nothing is left of a frame that
+ * had messages (the whole frame was another copy's). */
+static int drop_foreign(struct rp_run *r, const char *data, const char *want, char **filtered)
+{
+    cJSON *got = rp_json_parse(data);
+    cJSON *m = cJSON_IsObject(got) ? cJSON_GetObjectItemCaseSensitive(got, "M") : NULL;
+    cJSON *wanted = want ? rp_json_parse(want) : NULL;
+    const cJSON *wm = cJSON_IsObject(wanted) ? cJSON_GetObjectItemCaseSensitive(wanted, "M") : NULL;
+    int had = cJSON_GetArraySize(m), dropped = 0;
+    /* Each recorded message keeps the first unclaimed one that matches it (copies of one fixture
+     * push the same texts); every other hub call is another copy's. */
+    char *keep = calloc((size_t)had + 1, 1);
+    for (const cJSON *x = cJSON_IsArray(wm) ? wm->child : NULL; x; x = x->next) {
+        int k = 0;
+        for (const cJSON *e = cJSON_IsArray(m) ? m->child : NULL; e; e = e->next, k++) {
+            if (keep[k])
+                continue;
+            struct rp_bindings probe = {0};
+            for (size_t i = 0; i < r->b.n; i++)
+                free(rp_bind(&probe, r->b.v[i].placeholder, r->b.v[i].value));
+            char *why = rp_json_match(x, e, &probe, 0, "$");
+            rp_bindings_free(&probe);
+            free(why);
+            if (!why) {
+                keep[k] = 1;
+                break;
+            }
+        }
+    }
+    int k = 0;
+    for (cJSON *e = cJSON_IsArray(m) ? m->child : NULL, *next; e; e = next, k++) {
+        next = e->next;
+        if (keep[k] || !cJSON_IsObject(e) || !cJSON_GetObjectItemCaseSensitive(e, "H") ||
+            !cJSON_GetObjectItemCaseSensitive(e, "A"))
+            continue;
+        cJSON_Delete(cJSON_DetachItemViaPointer(m, e));
+        dropped++;
+        r->stats.foreign_ignored++;
+    }
+    free(keep);
+    int all_gone = had > 0 && dropped == had;
+    *filtered = dropped && !all_gone ? rp_json_show(got, (size_t)-1 / 2) : NULL;
+    cJSON_Delete(got);
+    cJSON_Delete(wanted);
+    return all_gone;
+}
+
+/* load: drop_foreign on an event stream's line ("data: ..."), which it may rewrite. */
+static int sse_foreign(struct rp_run *r, int id, int next, char **line)
+{
+    size_t w = sse_event(r, id, next);
+    char *filtered = NULL;
+    int all_gone = drop_foreign(r, *line + 6, w != RP_NONE ? r->fx.ev[w].data : NULL, &filtered);
+    if (filtered) {
+        free(*line);
+        *line = rp_fmt("data: %s", filtered);
+        free(filtered);
+    }
+    return all_gone;
+}
+
 /* A Server-Sent Events stream, event by event as it comes: each data line against the next recorded
  * one, keep-alives ({}) left out on both sides. */
 static void on_data(struct rp_conn *c, const char *p, size_t n)
@@ -403,6 +483,8 @@ static void on_data(struct rp_conn *c, const char *p, size_t n)
             free(ql);
         } else if (strcmp(line + 6, "{}") == 0) {
             r->stats.keepalives_ignored++;
+        } else if (r->o->foreign_pushes && sse_foreign(r, id, q->next, &line)) {
+            /* load: nothing but other copies' pushes */
         } else {
             size_t w = sse_event(r, id, q->next);
             cJSON *joined = NULL;
