@@ -399,3 +399,58 @@ for (const [transport, text] of [["serverSentEvents", SSE_FIXTURE], ["longPollin
         });
     }
 }
+
+// ------------------------------------------------------------------ a refused upgrade
+
+const REFUSED_FIXTURE = [
+    SESSION, ...NEGOTIATE,
+    line({ type: "ws-open", ws: 1, t: 3, path: "/signalr/connect", rawQuery: "transport=webSockets&connectionToken=<connectionToken>", query: [], headers: {} }),
+    line({ type: "ws-refused", ws: 1, t: 4, status: 400, body: "WebSockets refused" }),
+    line({ type: "end", t: 5, placeholders: [] }),
+].join("\n") + "\n";
+
+// how: "as recorded" (400 and the text), "otherText", "accepted" (a 101).
+async function refusingServer(how) {
+    const server = http.createServer((req, res) => {
+        res.writeHead(200, { "content-type": "application/json; charset=UTF-8" })
+            .end(JSON.stringify({ Url: "/signalr", ConnectionToken: TOKEN, ConnectionId: "cid-1" }));
+    });
+    const wss = new WebSocketServer({ noServer: true });
+    server.on("upgrade", (req, socket, head) => {
+        if (how === "accepted") return wss.handleUpgrade(req, socket, head, () => {});
+        const body = how === "otherText" ? "no" : "WebSockets refused";
+        socket.end(`HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`);
+        return undefined;
+    });
+    await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+    return {
+        target: `http://127.0.0.1:${server.address().port}`,
+        close: async () => {
+            for (const c of wss.clients) c.terminate();
+            server.closeAllConnections?.();
+            await new Promise((resolve) => server.close(resolve));
+        },
+    };
+}
+
+for (const [how, expect] of [["as recorded", null], ["otherText", /line 5: ws-refused ws 1: refusal body: expected "WebSockets refused", got "no"/],
+    ["accepted", /line 4: WebSocket 1 \/signalr\/connect: accepted, recorded refused/]]) {
+    test(`a refused upgrade: ${how}`, async () => {
+        const server = await refusingServer(how);
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "signalr-replay-test-"));
+        const file = path.join(dir, "fixture.jsonl");
+        fs.writeFileSync(file, REFUSED_FIXTURE);
+        try {
+            const run = await runReplay(["check", "--target", server.target, "--grace", "100", file]);
+            if (!expect) {
+                assert.equal(run.code, 0, run.stdout + run.stderr);
+            } else {
+                assert.equal(run.code, 1, run.stdout + run.stderr);
+                assert.match(run.stdout, expect);
+            }
+        } finally {
+            await server.close();
+            fs.rmSync(dir, { recursive: true, force: true });
+        }
+    });
+}
