@@ -6,7 +6,7 @@
 # each capture below starts tests/legacy/capture/record.mjs in front of the relay's /signalr, runs
 # one scenario of a legacy client suite against the recorder, and stops the recorder. A capture
 # replaces its fixture only if the scenario passed and the file is complete; at the end every new
-# fixture is replayed against the same relay (tests/legacy/capture/replay.mjs) as a check.
+# fixture is replayed against the same relay (signalr-replay check, tools/replay) as a check.
 #
 #   scripts/capture-legacy-fixtures.sh            all captures
 #   scripts/capture-legacy-fixtures.sh session    only captures whose name contains "session"
@@ -140,7 +140,11 @@ done
 
 if [ "${#captured[@]}" -gt 0 ]; then
     echo "== replaying the new fixtures against the same relay"
-    node tests/legacy/capture/replay.mjs --target "$RELAY_URL" "${captured[@]}" || failed=$((failed + 1))
+    replay_bin="${SIGNALR_REPLAY_BIN:-$(dirname "$RELAY_BIN")/tools/replay/signalr-replay}"
+    if [ -z "${SIGNALR_REPLAY_BIN:-}" ]; then
+        nice cmake --build "$(dirname "$RELAY_BIN")" -j2 --target signalr-replay >/dev/null || failed=$((failed + 1))
+    fi
+    "$replay_bin" check --target "$RELAY_URL" "${captured[@]}" || failed=$((failed + 1))
 fi
 relay_stop || { echo "the relay did not shut down cleanly"; failed=$((failed + 1)); }
 echo "capture: ${#captured[@]} captured, $failed failed (logs in $work_dir)"

@@ -2,7 +2,7 @@
 # capture-legacy-ref-fixtures.sh - records fixtures/legacy/reference/*.jsonl: the stock legacy
 # clients' sessions against the REAL server (ASP.NET SignalR 2.4.1 on Mono, tests/legacy-ref), which
 # serves serverSentEvents and longPolling. tests/legacy/capture/run.sh replays them against the relay
-# with replay.mjs --reference: the relay must answer as the real server did, except for the
+# with signalr-replay check --reference: the relay must answer as the real server did, except for the
 # differences of tests/legacy-ref/README.md's table that tests/legacy/capture/reference-mask.mjs masks.
 #
 #   scripts/capture-legacy-ref-fixtures.sh

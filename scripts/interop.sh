@@ -14,7 +14,9 @@
 #     and the /demo page of scripts/run.sh in Chromium (both panes send, both show both messages;
 #     screenshot in build/test-output/demo.png),
 #  4. the captured sessions of those clients (fixtures/legacy) replayed against the ASan relay, the
-#     server's side compared with the recording (tests/legacy/capture/replay.mjs).
+#     server's side compared with the recording (signalr-replay check, tools/replay), and the Core
+#     sessions of tests/replay/core and fixtures/core against the backend straight and through the
+#     relay (tests/replay/run.sh).
 # Builds a missing relay build first (build/release, build/asan). Every suite run is bounded in
 # time (scripts/lib/suite.sh). RELAY_BUILDS="release" (or "asan") runs the relayed suites
 # through one build only, for quick local loops; CI runs both.
@@ -106,6 +108,8 @@ for build in ${RELAY_BUILDS:-release asan}; do
         done
         echo "=== captured legacy sessions (fixtures/legacy) replayed through the $build relay"
         step "legacy replay, $build relay" env SIGNALR_LEGACY_URL=$RELAY_URL/signalr tests/legacy/capture/run.sh
+        echo "=== captured Core sessions replayed against the backend and through the $build relay"
+        step "Core replay, $build relay vs backend" env RELAY_URL=$RELAY_URL BACKEND_URL=$BACKEND_URL tests/replay/run.sh
     else
         echo "=== jQuery client through the $build relay ($RELAY_URL/signalr), page on another origin"
         step "legacy jQuery cross-origin, $build relay" env SIGNALR_LEGACY_URL=$RELAY_URL/signalr SIGNALR_LABEL=$build \

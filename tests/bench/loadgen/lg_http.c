@@ -257,3 +257,123 @@ int lg_http_body(const struct lg_http_resp *resp, char *p, size_t n, int eof, ch
     *body_len = n;
     return 1;
 }
+
+int lg_http_header(const char *p, size_t head_len, const char *name, char *out, size_t cap)
+{
+    const char *line = memchr(p, '\n', head_len);
+    while (line && (size_t)(line + 1 - p) < head_len) {
+        line++;
+        const char *eol = memchr(line, '\n', head_len - (size_t)(line - p));
+        if (!eol)
+            break;
+        size_t len = (size_t)(eol - line);
+        if (len > 0 && line[len - 1] == '\r')
+            len--;
+        const char *v;
+        size_t vlen;
+        if (header_is(line, len, name, &v, &vlen)) {
+            if (cap == 0)
+                return 1;
+            if (vlen >= cap)
+                vlen = cap - 1;
+            memcpy(out, v, vlen);
+            out[vlen] = '\0';
+            return 1;
+        }
+        line = eol;
+    }
+    return 0;
+}
+
+enum { DC_SIZE, DC_EXT, DC_SIZE_LF, DC_DATA, DC_DATA_CR, DC_DATA_LF, DC_TRAILER, DC_TRAILER_LINE, DC_DONE };
+
+void lg_dechunk_init(struct lg_dechunk *d)
+{
+    d->state = DC_SIZE;
+    d->left = 0;
+}
+
+static int hex_value(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+int lg_http_dechunk(struct lg_dechunk *d, const char *in, size_t n, char *out, size_t *out_len)
+{
+    size_t w = 0;
+    for (size_t i = 0; i < n && d->state != DC_DONE; i++) {
+        char c = in[i];
+        switch (d->state) {
+        case DC_SIZE:
+            if (hex_value(c) >= 0) {
+                if (d->left > (UINT64_MAX >> 4))
+                    return -1;
+                d->left = d->left * 16 + (uint64_t)hex_value(c);
+            } else if (c == ';' || c == ' ' || c == '\t') {
+                d->state = DC_EXT;
+            } else if (c == '\r') {
+                d->state = DC_SIZE_LF;
+            } else if (c == '\n') {
+                d->state = d->left ? DC_DATA : DC_TRAILER;
+            } else {
+                return -1;
+            }
+            break;
+        case DC_EXT:
+            if (c == '\r')
+                d->state = DC_SIZE_LF;
+            else if (c == '\n')
+                d->state = d->left ? DC_DATA : DC_TRAILER;
+            break;
+        case DC_SIZE_LF:
+            if (c != '\n')
+                return -1;
+            d->state = d->left ? DC_DATA : DC_TRAILER;
+            break;
+        case DC_DATA: {
+            size_t take = n - i;
+            if (take > d->left)
+                take = (size_t)d->left;
+            memcpy(out + w, in + i, take);
+            w += take;
+            d->left -= take;
+            i += take - 1;
+            if (d->left == 0)
+                d->state = DC_DATA_CR;
+            break;
+        }
+        case DC_DATA_CR:
+            if (c == '\r') {
+                d->state = DC_DATA_LF;
+                break;
+            }
+            if (c != '\n') /* a bare LF is accepted */
+                return -1;
+            d->state = DC_SIZE;
+            break;
+        case DC_DATA_LF:
+            if (c != '\n')
+                return -1;
+            d->state = DC_SIZE;
+            break;
+        case DC_TRAILER: /* at the start of a trailer line: an empty one ends the body */
+            if (c == '\n')
+                d->state = DC_DONE;
+            else if (c != '\r')
+                d->state = DC_TRAILER_LINE;
+            break;
+        case DC_TRAILER_LINE:
+            if (c == '\n')
+                d->state = DC_TRAILER;
+            break;
+        }
+    }
+    *out_len = w;
+    return d->state == DC_DONE ? 1 : 0;
+}

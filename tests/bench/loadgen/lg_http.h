@@ -40,4 +40,18 @@ long lg_http_parse_head(const char *p, size_t n, struct lg_http_resp *out, const
 int lg_http_body(const struct lg_http_resp *resp, char *p, size_t n, int eof, char **body,
                  size_t *body_len, const char **detail);
 
+/* Copies the value of header `name` (case-insensitive) of the response head (p, head_len) into
+ * out (room: cap, truncated, NUL-terminated). Returns 1 when present, 0 when not. */
+int lg_http_header(const char *p, size_t head_len, const char *name, char *out, size_t cap);
+
+/* Decodes a chunked body as it arrives, piece by piece (a streamed response such as Server-Sent
+ * Events): lg_http_dechunk takes the next n bytes and writes the data they complete to out (room:
+ * n); *out_len says how much. Returns 1 when the last chunk has been seen, 0 for more, -1 bad. */
+struct lg_dechunk {
+    int state;
+    uint64_t left;        /* data bytes left in the current chunk */
+};
+void lg_dechunk_init(struct lg_dechunk *d);
+int lg_http_dechunk(struct lg_dechunk *d, const char *in, size_t n, char *out, size_t *out_len);
+
 #endif

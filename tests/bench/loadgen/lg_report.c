@@ -6,6 +6,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "lg_hist_report.h"
 #include "lg_worker.h"
 
 int lg_report_exit_code(const struct lg_stats *st)
@@ -21,19 +22,6 @@ int lg_report_exit_code(const struct lg_stats *st)
 static double seconds(uint64_t us) { return (double)us / 1e6; }
 
 static double per(double num, double den) { return den > 0 ? num / den : 0; }
-
-static void add_hist(cJSON *parent, const char *name, const struct lg_hist *h)
-{
-    cJSON *o = cJSON_AddObjectToObject(parent, name);
-    cJSON_AddNumberToObject(o, "count", (double)h->count);
-    cJSON_AddNumberToObject(o, "mean", (double)(uint64_t)(lg_hist_mean(h) + 0.5));
-    cJSON_AddNumberToObject(o, "min", (double)(h->count ? h->min : 0));
-    cJSON_AddNumberToObject(o, "p50", (double)lg_hist_percentile(h, 50));
-    cJSON_AddNumberToObject(o, "p90", (double)lg_hist_percentile(h, 90));
-    cJSON_AddNumberToObject(o, "p99", (double)lg_hist_percentile(h, 99));
-    cJSON_AddNumberToObject(o, "p999", (double)lg_hist_percentile(h, 99.9));
-    cJSON_AddNumberToObject(o, "max", (double)h->max);
-}
 
 /* Memory, CPU and the derived per-connection / per-message / per-close figures of one process
  * sampled at the four phase boundaries. */
@@ -116,9 +104,9 @@ void lg_report_json(FILE *out, const struct lg_config *cfg, const struct lg_stat
     cJSON_AddNumberToObject(m, "bytes_received", (double)st->bytes_received);
     cJSON_AddNumberToObject(root, "throughput_msgs_s", per((double)st->msgs_in_window, seconds(st->steady_us)));
 
-    add_hist(root, "latency_us", &st->latency);
-    add_hist(root, "connect_us", &st->connect);
-    add_hist(root, "sched_lag_us", &st->sched_lag);
+    lg_report_add_hist(root, "latency_us", &st->latency);
+    lg_report_add_hist(root, "connect_us", &st->connect);
+    lg_report_add_hist(root, "sched_lag_us", &st->sched_lag);
 
     if (cfg->scenario == LG_SCEN_BROADCAST) {
         cJSON *b = cJSON_AddObjectToObject(root, "broadcast");
@@ -179,16 +167,6 @@ void lg_report_json(FILE *out, const struct lg_config *cfg, const struct lg_stat
     cJSON_Delete(root);
 }
 
-static void human_hist(FILE *out, const char *name, const struct lg_hist *h)
-{
-    if (!h->count)
-        return;
-    fprintf(out, "  %-13s n=%" PRIu64 " p50=%" PRIu64 " p90=%" PRIu64 " p99=%" PRIu64 " p99.9=%" PRIu64
-                 " max=%" PRIu64 " us\n",
-            name, h->count, lg_hist_percentile(h, 50), lg_hist_percentile(h, 90), lg_hist_percentile(h, 99),
-            lg_hist_percentile(h, 99.9), h->max);
-}
-
 void lg_report_human(FILE *out, const struct lg_config *cfg, const struct lg_stats *st,
                      struct lg_proc_sample watch[][4])
 {
@@ -210,9 +188,9 @@ void lg_report_human(FILE *out, const struct lg_config *cfg, const struct lg_sta
     if (cfg->scenario == LG_SCEN_CHURN)
         fprintf(out, "  churn         opened %" PRIu64 ", closed %" PRIu64 ", failed %" PRIu64 ", skipped %" PRIu64 "\n",
                 st->churn_opened, st->churn_closed, st->churn_failed, st->churn_skipped);
-    human_hist(out, cfg->scenario == LG_SCEN_BROADCAST ? "delivery" : "latency", &st->latency);
-    human_hist(out, "connect", &st->connect);
-    human_hist(out, "schedule lag", &st->sched_lag);
+    lg_report_human_hist(out, cfg->scenario == LG_SCEN_BROADCAST ? "delivery" : "latency", &st->latency);
+    lg_report_human_hist(out, "connect", &st->connect);
+    lg_report_human_hist(out, "schedule lag", &st->sched_lag);
     fprintf(out, "  loadgen       RSS %" PRIu64 " -> %" PRIu64 " kB (%.0f B/conn), CPU %.2f s\n",
             st->self_rss_kb[LG_AT_START], st->self_rss_kb[LG_AT_STEADY_END],
             per(((double)st->self_rss_kb[LG_AT_STEADY_END] - (double)st->self_rss_kb[LG_AT_START]) * 1024,

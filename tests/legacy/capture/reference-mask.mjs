@@ -10,12 +10,14 @@
 //              and WhoAmI's connectionId
 //   row 17-18  cursor and token format: already placeholders in every fixture (any value of its kind);
 //              the real server's cursor also moves without a message, so two recorded cursors may
-//              be one relay cursor (replay.mjs Bindings.sharedCursors)
+//              be one relay cursor (signalr-replay --reference: rp_bind.c shared_cursors)
 //   row 19     negotiate TryWebSockets (false on Mono's host, true at the relay)
 //   row 22     the Content-Type of error answers (none vs text/plain)
 //   README.md "Known differences ... by design": the backend sees the relay (X-Forwarded-For) over a
 //              Core WebSocket link: WhoAmI's forwardedFor and transport
-// A masked JSON value becomes ANY, which matchJson (replay.mjs) accepts whatever the server sent.
+// A masked JSON value becomes ANY, which the replayer accepts whatever the server sent. signalr-replay
+// --reference applies these masks (tools/replay/rp_mask.c, a port); test/reference-mask.test.mjs
+// checks that both mask every reference fixture's answers alike.
 export const ANY = "<any>";
 
 const MASKED_ROWS = "tests/legacy-ref/README.md rows 12-19, 22";

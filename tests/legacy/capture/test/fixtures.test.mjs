@@ -1,7 +1,7 @@
 // The captured legacy sessions in fixtures/legacy/: first what each must contain (so a refreshed
 // capture that lost a step, leaked a token or grew a big payload is noticed), then each one replayed
-// against a running relay at SIGNALR_LEGACY_URL (skipped when it is not set), one after another
-// (a broadcast of one replay would otherwise reach the connections of another).
+// against a running relay at SIGNALR_LEGACY_URL with signalr-replay check (skipped when it is not
+// set), one after another (a broadcast of one replay would otherwise reach the connections of another).
 //
 //   SIGNALR_LEGACY_URL=http://127.0.0.1:8080/signalr node --test test/fixtures.test.mjs
 //   SIGNALR_REPLAY_PACE=1   keep the recorded pauses (default 0: as fast as the answers come)
@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { parseFixture, replayFixture } from "../replay.mjs";
+import { readFixture as parseFixture, runReplay } from "./replay-bin.mjs";
 
 const FIXTURE_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../../fixtures/legacy");
 const LEGACY_URL = process.env.SIGNALR_LEGACY_URL || "";
@@ -130,7 +130,8 @@ for (const file of files) {
     }
 
     test(`${file}: replays against the relay`, { skip: LEGACY_URL ? false : "SIGNALR_LEGACY_URL is not set" }, async () => {
-        const result = await replayFixture(parseFixture(text, file), { target: new URL(LEGACY_URL).origin, pace: PACE });
-        assert.ok(result.ok, result.failure);
+        const run = await runReplay(["check", "--target", new URL(LEGACY_URL).origin, "--pace", String(PACE),
+            path.join(FIXTURE_DIR, file)]);
+        assert.equal(run.code, 0, run.stdout + run.stderr);
     });
 }

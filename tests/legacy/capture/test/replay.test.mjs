@@ -1,49 +1,18 @@
-// The replayer itself, without a relay: its JSON and placeholder matching, and whole replays of a
-// hand-written fixture (docs/FIXTURES.md) against a small fake legacy server on 127.0.0.1 that
-// batches differently, sends keep-alives, or misbehaves in one way at a time. A misbehaviour must
-// fail the replay, the rest must pass.
+// signalr-replay (tools/replay), the C replayer, against a small fake legacy server on 127.0.0.1
+// that plays a hand-written fixture (docs/FIXTURES.md) but batches differently, sends keep-alives,
+// or misbehaves in one way at a time. A misbehaviour must fail the replay with a readable diff
+// (fixture line, expected vs got) and a non-zero exit status, the rest must pass. The comparison
+// rules themselves are unit-tested in tools/replay/test_replay.c (ctest test_replay).
+//
+// The binary: see replay-bin.mjs.
 import { test } from "../../../lib/test.mjs";
 import assert from "node:assert/strict";
+import fs from "node:fs";
 import http from "node:http";
+import os from "node:os";
+import path from "node:path";
 import { WebSocketServer } from "ws";
-import { Bindings, matchJson, matchString, parseFixture, parseJson, replayFixture } from "../replay.mjs";
-
-test("parseJson keeps integers beyond 2^53 and member order", () => {
-    const v = parseJson('{"b":9007199254740993,"a":[1.5e3,"x",null,true],"1":{}}');
-    assert.deepStrictEqual([...v.keys()], ["b", "a", "1"]);
-    assert.equal(v.get("b").text, "9007199254740993");
-    const bindings = new Bindings();
-    assert.equal(matchJson(v, parseJson('{"b":9007199254740993,"a":[1500,"x",null,true],"1":{}}'), bindings), null);
-    assert.match(matchJson(v, parseJson('{"b":9007199254740992,"a":[1500,"x",null,true],"1":{}}'), bindings), /\$\.b: expected 9007199254740993, got 9007199254740992/);
-    assert.throws(() => parseJson("{bad"), SyntaxError);
-});
-
-test("matchJson: types, member sets, and member order only when asked", () => {
-    const b = new Bindings();
-    assert.match(matchJson(parseJson('{"I":"0"}'), parseJson('{"I":0}'), b), /\$\.I: expected string "0", got number 0/);
-    assert.match(matchJson(parseJson('{"I":"0","R":1}'), parseJson('{"I":"0"}'), b), /missing \["R"\]/);
-    assert.match(matchJson(parseJson("[1,2]"), parseJson("[1,2,3]"), b), /expected 2 elements/);
-    assert.equal(matchJson(parseJson('{"R":1,"I":"0"}'), parseJson('{"I":"0","R":1}'), b), null);
-    assert.match(matchJson(parseJson('{"R":1,"I":"0"}'), parseJson('{"I":"0","R":1}'), b, { ordered: true }), /member order \["I","R"\], recorded \["R","I"\]/);
-});
-
-test("placeholders bind once, stay consistent, and two of a family never share a value", () => {
-    const b = new Bindings();
-    assert.equal(matchString("<cursor:1.1>", "abc-1", b), null);
-    assert.equal(matchString("<cursor:1.1>", "abc-1", b), null);
-    assert.match(matchString("<cursor:1.1>", "abc-2", b), /was "abc-1" earlier in this run/);
-    assert.match(matchString("<cursor:1.2>", "abc-1", b), /already <cursor:1.1>/);
-    // Another connection's cursors are another family: the same text is fine there.
-    assert.equal(matchString("<cursor:2.1>", "abc-1", b), null);
-    assert.match(matchString("<cursor:1.3>", 7, b), /expected a string/);
-    // Backend ids have a shape, and may sit inside longer strings.
-    assert.match(matchString("<backendId:1>", "short", b), /is not a backendId/);
-    assert.equal(matchString("id <backendId:1> and <backendId:1>", "id AAAAAAAAAAAAAAAAAAAAAA and AAAAAAAAAAAAAAAAAAAAAA", b), null);
-    assert.equal(b.get("<backendId:1>"), "AAAAAAAAAAAAAAAAAAAAAA");
-    assert.match(matchString("id <backendId:1>", "id BBBBBBBBBBBBBBBBBBBBBB", b), /expected "id <backendId:1>"/);
-    // Not a placeholder: compared as text.
-    assert.equal(matchString("</script>", "</script>", b), null);
-});
+import { runReplay } from "./replay-bin.mjs";
 
 // ------------------------------------------------------------------ a whole replay
 
@@ -95,6 +64,7 @@ const BACKEND_ID = "Zb3_-Qx9aaaaaaaaaaaaaa";
 //   swapped    the two pushes in the other order
 //   sameCursor the pushes' frame with the welcome frame's cursor
 //   wrongClose the server closes the reconnected socket with 1011
+//   changedByte one byte of the hub result's text differs
 async function fakeServer(how) {
     const seen = { messageId: null, token: null, origin: null, echoArg: null };
     let live = null;
@@ -141,7 +111,8 @@ async function fakeServer(how) {
                         if (how === "keepalives") send("{}");
                         send({ C: how === "sameCursor" ? "c-1" : "c-3", M: notes });
                     }
-                    send(how === "numberId" ? `{"R":"${msg.A[0]} echoed","I":0}` : `{"R":"${msg.A[0]} echoed","I":"0"}`);
+                    const echoed = how === "changedByte" ? "echoeD" : "echoed";
+                    send(how === "numberId" ? `{"R":"${msg.A[0]} ${echoed}","I":0}` : `{"R":"${msg.A[0]} ${echoed}","I":"0"}`);
                 });
             } else {
                 seen.messageId = url.searchParams.get("messageId");
@@ -160,24 +131,39 @@ async function fakeServer(how) {
     };
 }
 
-async function replayAgainst(how) {
+// One replay of `text` against the fake server: the outcome as the tool reports it.
+async function replayAgainst(how, text = FIXTURE) {
     const server = await fakeServer(how);
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "signalr-replay-test-"));
+    const file = path.join(dir, "fixture.jsonl");
+    fs.writeFileSync(file, text);
     try {
         // A frame from the local fake server may take long on a loaded machine: 10 s, except where
         // the timeout is the expected outcome (a server that never sends the replay).
         const timeoutMs = how === "noReplay" ? 1500 : 10000;
-        const result = await replayFixture(parseFixture(FIXTURE), { target: server.target, timeoutMs, graceMs: 100 });
+        const run = await runReplay(["check", "--target", server.target, "--timeout", String(timeoutMs), "--grace", "100",
+            "--verbose", file]);
+        const failLine = run.stdout.split("\n").findIndex((l) => l.startsWith("FAIL "));
+        const bindings = new Map([...run.stderr.matchAll(/^ {2}(<[^>]+>) = (.*)$/gm)].map((m) => [m[1], m[2]]));
+        const keepAlives = Number((/(\d+) keep-alives left out/.exec(run.stderr) ?? [0, -1])[1]);
+        const result = {
+            ok: run.code === 0, code: run.code, stdout: run.stdout,
+            failure: failLine >= 0 ? run.stdout.split("\n")[failLine + 1].trim() : null,
+            bindings, keepAlives,
+        };
         return { result, seen: server.seen, target: server.target };
     } finally {
         await server.close();
+        fs.rmSync(dir, { recursive: true, force: true });
     }
 }
 
 for (const how of ["as recorded", "batched", "split", "keepalives"]) {
     test(`a server that answers like the recording passes (${how})`, async () => {
         const { result, seen, target } = await replayAgainst(how);
-        assert.equal(result.failure, null);
+        assert.equal(result.failure, null, result.stdout);
         assert.ok(result.ok);
+        assert.match(result.stdout, /replay: 1 passed, 0 failed/);
         // This run's values went where the placeholders were: the token (percent-encoded in the
         // query, decoded by the server), the backend id learned from the welcome, the cursor of
         // the frame that ended with the second push (however the pushes were batched), the origin.
@@ -186,7 +172,7 @@ for (const how of ["as recorded", "batched", "split", "keepalives"]) {
         assert.equal(seen.messageId, "c-3");
         assert.equal(seen.origin, target);
         assert.equal(result.bindings.get("<cursor:1.3>"), "c-3");
-        assert.equal(result.stats.keepAlivesIgnored, how === "keepalives" ? 2 : 0);
+        assert.equal(result.keepAlives, how === "keepalives" ? 2 : 0);
     });
 }
 
@@ -198,17 +184,273 @@ const BROKEN = {
     swapped: /line 9: .*\$\.M\[\]\.A\[0\]: expected 1, got 2/,
     sameCursor: /<cursor:1.3>: "c-1" is already <cursor:1.2>/,
     wrongClose: /line 17: .*close 1011 "", recorded 1000/,
+    changedByte: /line 10: .*expected "<backendId:1> echoed", got "Zb3_-Qx9aaaaaaaaaaaaaa echoeD"/,
 };
 
 for (const [how, why] of Object.entries(BROKEN)) {
     test(`a server that differs fails the replay (${how})`, async () => {
         const { result } = await replayAgainst(how);
         assert.equal(result.ok, false);
+        assert.equal(result.code, 1);
+        assert.match(result.stdout, /^FAIL .*fixture\.jsonl/m);
         assert.match(result.failure, why);
     });
 }
 
-test("parseFixture refuses other versions and truncated files", () => {
-    assert.throws(() => parseFixture(FIXTURE.replace('"version":1', '"version":2')), /format version 2/);
-    assert.throws(() => parseFixture(FIXTURE.split("\n").slice(0, -2).join("\n")), /no end line/);
+test("a fixture that cannot be read is a usage error (exit 2), not a difference", async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "signalr-replay-test-"));
+    try {
+        const v2 = path.join(dir, "v2.jsonl"), cut = path.join(dir, "cut.jsonl");
+        fs.writeFileSync(v2, FIXTURE.replace('"version":1', '"version":2'));
+        fs.writeFileSync(cut, FIXTURE.split("\n").slice(0, -2).join("\n"));
+        let run = await runReplay(["check", "--target", "http://127.0.0.1:9", v2]);
+        assert.equal(run.code, 2);
+        assert.match(run.stderr, /format version 2/);
+        run = await runReplay(["check", "--target", "http://127.0.0.1:9", cut]);
+        assert.equal(run.code, 2);
+        assert.match(run.stderr, /no end line/);
+        run = await runReplay(["check", "--target", "http://10.1.2.3:80", v2]);
+        assert.equal(run.code, 2);
+        assert.match(run.stderr, /loopback/);
+    } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
+    }
 });
+
+async function withFixtureFile(fn) {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "signalr-replay-test-"));
+    const file = path.join(dir, "fixture.jsonl");
+    fs.writeFileSync(file, FIXTURE);
+    try {
+        return await fn(file);
+    } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
+    }
+}
+
+test("ab: two servers that answer alike are the same; where one differs it is named, exit 1", async () => {
+    const servers = await Promise.all(["as recorded", "batched", "changedByte", "changedByte", "numberId"].map((how) => fakeServer(how)));
+    const [good, rebatched, changed, changedToo, numberId] = servers.map((s) => s.target);
+    try {
+        await withFixtureFile(async (file) => {
+            let run = await runReplay(["ab", "--a", good, "--b", rebatched, "--grace", "100", file]);
+            assert.equal(run.code, 0, run.stdout + run.stderr);
+            assert.match(run.stdout, /^same .*fixture\.jsonl: a as recorded, b as recorded$/m);
+            assert.match(run.stdout, /ab: 1 same, 0 differ/);
+            run = await runReplay(["ab", "--a", good, "--b", changed, "--grace", "100", file]);
+            assert.equal(run.code, 1, run.stdout + run.stderr);
+            assert.match(run.stdout, /^DIFF .*fixture\.jsonl: a as recorded, b differs$/m);
+            assert.ok(run.stdout.includes(`b (${changed}): line 10:`), run.stdout);
+            assert.match(run.stdout, /expected "<backendId:1> echoed", got "Zb3_-Qx9aaaaaaaaaaaaaa echoeD"/);
+            assert.match(run.stdout, /ab: 0 same, 1 differ/);
+            // Both leave the recording with the very same difference: the same.
+            run = await runReplay(["ab", "--a", changed, "--b", changedToo, "--grace", "100", file]);
+            assert.equal(run.code, 0, run.stdout + run.stderr);
+            assert.match(run.stdout, /^same .*: a differs, b differs$/m);
+            // At the same event, differently: "echoeD" vs a numeric invocation id.
+            run = await runReplay(["ab", "--a", changed, "--b", numberId, "--grace", "100", file]);
+            assert.equal(run.code, 1, run.stdout + run.stderr);
+            assert.match(run.stdout, /^DIFF .*: a differs, b differs \(at the same event, differently\)$/m);
+        });
+    } finally {
+        for (const s of servers) await s.close();
+    }
+});
+
+test("load: the sessions played and checked, latency reported as signalr-loadgen does", async () => {
+    const server = await fakeServer("split");
+    try {
+        await withFixtureFile(async (file) => {
+            const run = await runReplay(["load", "--target", server.target, "--copies", "1", "--speed", "0", "--grace", "100", file]);
+            assert.equal(run.code, 0, run.stdout + run.stderr);
+            const report = JSON.parse(run.stdout.trim().split("\n").pop());
+            assert.equal(report.mode, "load");
+            assert.equal(report.sessions, 1);
+            assert.equal(report.sessions_failed, 0);
+            assert.equal(report.sockets, 2);
+            assert.ok(report.answers >= 6, JSON.stringify(report));
+            for (const k of ["count", "mean", "min", "p50", "p90", "p99", "p999", "max"]) {
+                assert.equal(typeof report.latency_us[k], "number", k);
+            }
+            assert.equal(report.latency_us.count, report.answers);
+            assert.match(run.stderr, /^ {2}latency +n=\d+ p50=\d+ p90=\d+ p99=\d+ p99\.9=\d+ max=\d+ us$/m);
+        });
+    } finally {
+        await server.close();
+    }
+});
+
+// ------------------------------------------------------------------ serverSentEvents and longPolling
+
+const SESSION = line({ type: "session", format: "signalr-legacy-capture", version: 1, label: "hand-written", upstream: "http://<upstream>" });
+const NEGOTIATE = [
+    line({ type: "http-request", id: 1, t: 1, method: "GET", path: "/signalr/negotiate", rawQuery: "clientProtocol=2.1", query: [], headers: {}, body: "" }),
+    line({ type: "http-response", id: 1, t: 2, tEnd: 2, status: 200, headers: { "content-type": "application/json; charset=UTF-8" },
+        body: '{"Url":"/signalr","ConnectionToken":"<connectionToken>","ConnectionId":"<connectionId>"}' }),
+];
+const sse = (v) => `data: ${typeof v === "string" ? v : JSON.stringify(v)}\n\n`;
+// An event stream (init, then two pushes after a /send), the /send's result, the stream cut by the client.
+const SSE_FIXTURE = [
+    SESSION, ...NEGOTIATE,
+    line({ type: "http-request", id: 2, t: 3, method: "GET", path: "/signalr/connect", rawQuery: "transport=serverSentEvents&connectionToken=<connectionToken>", query: [], headers: {}, body: "" }),
+    line({ type: "http-request", id: 3, t: 5, method: "POST", path: "/signalr/send", rawQuery: "transport=serverSentEvents&connectionToken=<connectionToken>", query: [],
+        headers: { "content-type": "application/x-www-form-urlencoded; charset=UTF-8" }, body: "data=%7B%22I%22%3A%220%22%7D", form: [["data", '{"I":"0"}']] }),
+    line({ type: "http-response", id: 3, t: 6, tEnd: 6, status: 200, headers: { "content-type": "application/json; charset=UTF-8" }, body: '{"I":"0","R":"ok"}' }),
+    line({ type: "http-response", id: 2, t: 3, tEnd: 8, status: 200, cut: "client", headers: { "content-type": "text/event-stream" },
+        chunks: [{ t: 3, data: sse("initialized") }, { t: 4, data: sse({ C: "<cursor:1.1>", S: 1, M: [] }) }, { t: 7, data: sse({ C: "<cursor:1.2>", M: [note(1), note(2)] }) }],
+        body: "" }),
+    line({ type: "end", t: 9, placeholders: [] }),
+].join("\n") + "\n";
+// A long poll answered with the two pushes.
+const LP_FIXTURE = [
+    SESSION, ...NEGOTIATE,
+    line({ type: "http-request", id: 2, t: 3, method: "GET", path: "/signalr/connect", rawQuery: "transport=longPolling&connectionToken=<connectionToken>", query: [], headers: {}, body: "" }),
+    line({ type: "http-response", id: 2, t: 4, tEnd: 4, status: 200, headers: { "content-type": "application/json; charset=UTF-8" }, body: '{"C":"<cursor:1.1>","S":1,"M":[]}' }),
+    line({ type: "http-request", id: 3, t: 5, method: "POST", path: "/signalr/poll", rawQuery: "transport=longPolling&connectionToken=<connectionToken>&messageId=<cursor:1.1>", query: [], headers: {}, body: "" }),
+    line({ type: "http-response", id: 3, t: 6, tEnd: 6, status: 200, headers: { "content-type": "application/json; charset=UTF-8" },
+        body: JSON.stringify({ C: "<cursor:1.2>", M: [note(1), note(2)] }) }),
+    line({ type: "end", t: 9, placeholders: [] }),
+].join("\n") + "\n";
+
+// A legacy server over serverSentEvents and longPolling; `how`:
+//   split       the two pushes in two events / two poll answers (the replay polls again)
+//   keepalives  data: {} events between (SSE)
+//   changedByte one byte of the second push differs
+//   swapped     the pushes in the other order
+async function fakeHttpServer(how) {
+    const seen = { polls: [] };
+    let stream = null;
+    const notes = how === "swapped" ? [note(2), note(1)] : how === "changedByte" ? [note(1), { ...note(2), A: [3] }] : [note(1), note(2)];
+    const json = (res, v) => res.writeHead(200, { "content-type": "application/json; charset=UTF-8" }).end(JSON.stringify(v));
+    const server = http.createServer((req, res) => {
+        const url = new URL(req.url, "http://x");
+        if (url.pathname === "/signalr/negotiate") return json(res, { Url: "/signalr", ConnectionToken: TOKEN, ConnectionId: "cid-1" });
+        if (url.pathname === "/signalr/connect" && url.searchParams.get("transport") === "serverSentEvents") {
+            res.writeHead(200, { "content-type": "text/event-stream" });
+            res.write(sse("initialized"));
+            if (how === "keepalives") res.write(sse("{}"));
+            res.write(sse({ C: "c-0", S: 1, M: [] }));
+            stream = res;
+            return undefined;
+        }
+        if (url.pathname === "/signalr/connect") return json(res, { C: "c-0", S: 1, M: [] });
+        if (url.pathname === "/signalr/send") {
+            json(res, { I: "0", R: "ok" });
+            if (how === "split") {
+                stream.write(sse({ C: "c-1", M: [notes[0]] }));
+                stream.write(sse({ C: "c-2", M: [notes[1]] }));
+            } else {
+                if (how === "keepalives") stream.write(sse("{}"));
+                stream.write(sse({ C: "c-2", M: notes }));
+            }
+            return undefined;
+        }
+        if (url.pathname === "/signalr/poll") {
+            const from = url.searchParams.get("messageId");
+            seen.polls.push(from);
+            if (how === "split") return json(res, from === "c-0" ? { C: "c-1", M: [notes[0]] } : { C: "c-2", M: [notes[1]] });
+            return json(res, { C: "c-2", M: notes });
+        }
+        return res.writeHead(404).end();
+    });
+    await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+    return {
+        target: `http://127.0.0.1:${server.address().port}`, seen,
+        close: async () => {
+            stream?.destroy();
+            server.closeAllConnections?.();
+            await new Promise((resolve) => server.close(resolve));
+        },
+    };
+}
+
+async function replayHttp(how, text) {
+    const server = await fakeHttpServer(how);
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "signalr-replay-test-"));
+    const file = path.join(dir, "fixture.jsonl");
+    fs.writeFileSync(file, text);
+    try {
+        const run = await runReplay(["check", "--target", server.target, "--timeout", "10000", "--grace", "100", file]);
+        return { run, seen: server.seen };
+    } finally {
+        await server.close();
+        fs.rmSync(dir, { recursive: true, force: true });
+    }
+}
+
+for (const [transport, text] of [["serverSentEvents", SSE_FIXTURE], ["longPolling", LP_FIXTURE]]) {
+    const passing = transport === "serverSentEvents" ? ["as recorded", "split", "keepalives"] : ["as recorded", "split"];
+    for (const how of passing) {
+        test(`${transport}: a server that answers like the recording passes (${how})`, async () => {
+            const { run, seen } = await replayHttp(how, text);
+            assert.equal(run.code, 0, run.stdout + run.stderr);
+            // Long polling, split: the replay polled again from the cursor the first answer reached.
+            if (transport === "longPolling") assert.deepEqual(seen.polls, how === "split" ? ["c-0", "c-1"] : ["c-0"]);
+        });
+    }
+    const broken = transport === "serverSentEvents"
+        ? { changedByte: /line 7: event 3 of stream 2: .*\$\.M\[1\]\.A\[0\]: expected 2, got 3/, swapped: /line 7: event 3 of stream 2: .*\$\.M\[0\]\.A\[0\]: expected 1, got 2/ }
+        : { changedByte: /line 7: response 3 \(200\) to POST \/signalr\/poll: body: \$\.M\[1\]\.A\[0\]: expected 2, got 3/, swapped: /line 7: .*\$\.M\[0\]\.A\[0\]: expected 1, got 2/ };
+    for (const [how, why] of Object.entries(broken)) {
+        test(`${transport}: a server that differs fails the replay (${how})`, async () => {
+            const { run } = await replayHttp(how, text);
+            assert.equal(run.code, 1, run.stdout + run.stderr);
+            assert.match(run.stdout, why);
+        });
+    }
+}
+
+// ------------------------------------------------------------------ a refused upgrade
+
+const REFUSED_FIXTURE = [
+    SESSION, ...NEGOTIATE,
+    line({ type: "ws-open", ws: 1, t: 3, path: "/signalr/connect", rawQuery: "transport=webSockets&connectionToken=<connectionToken>", query: [], headers: {} }),
+    line({ type: "ws-refused", ws: 1, t: 4, status: 400, body: "WebSockets refused" }),
+    line({ type: "end", t: 5, placeholders: [] }),
+].join("\n") + "\n";
+
+// how: "as recorded" (400 and the text), "otherText", "accepted" (a 101).
+async function refusingServer(how) {
+    const server = http.createServer((req, res) => {
+        res.writeHead(200, { "content-type": "application/json; charset=UTF-8" })
+            .end(JSON.stringify({ Url: "/signalr", ConnectionToken: TOKEN, ConnectionId: "cid-1" }));
+    });
+    const wss = new WebSocketServer({ noServer: true });
+    server.on("upgrade", (req, socket, head) => {
+        if (how === "accepted") return wss.handleUpgrade(req, socket, head, () => {});
+        const body = how === "otherText" ? "no" : "WebSockets refused";
+        socket.end(`HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`);
+        return undefined;
+    });
+    await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+    return {
+        target: `http://127.0.0.1:${server.address().port}`,
+        close: async () => {
+            for (const c of wss.clients) c.terminate();
+            server.closeAllConnections?.();
+            await new Promise((resolve) => server.close(resolve));
+        },
+    };
+}
+
+for (const [how, expect] of [["as recorded", null], ["otherText", /line 5: ws-refused ws 1: refusal body: expected "WebSockets refused", got "no"/],
+    ["accepted", /line 4: WebSocket 1 \/signalr\/connect: accepted, recorded refused/]]) {
+    test(`a refused upgrade: ${how}`, async () => {
+        const server = await refusingServer(how);
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "signalr-replay-test-"));
+        const file = path.join(dir, "fixture.jsonl");
+        fs.writeFileSync(file, REFUSED_FIXTURE);
+        try {
+            const run = await runReplay(["check", "--target", server.target, "--grace", "100", file]);
+            if (!expect) {
+                assert.equal(run.code, 0, run.stdout + run.stderr);
+            } else {
+                assert.equal(run.code, 1, run.stdout + run.stderr);
+                assert.match(run.stdout, expect);
+            }
+        } finally {
+            await server.close();
+            fs.rmSync(dir, { recursive: true, force: true });
+        }
+    });
+}

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Replays the Core sessions (tests/replay/core, hand-written; fixtures/core, recorded by the relay's
+# --capture, when there are any) with signalr-replay: against the ASP.NET Core backend straight,
+# through the relay, and `ab` relay vs backend; then checks that a session whose recorded answer
+# was changed (a result, a Close record) fails against the backend (the comparison is live, not
+# vacuous). Prints
+# `core replay: N passed, M failed`.
+#
+#   RELAY_URL=http://127.0.0.1:8080 BACKEND_URL=http://127.0.0.1:5000 tests/replay/run.sh
+#
+# The relay must serve the backend's hub "chat" at /chat (scripts/lib/relay.sh does).
+# SIGNALR_REPLAY_BIN=path uses that signalr-replay; otherwise build/asan's is built (incrementally).
+set -uo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+: "${RELAY_URL:?set RELAY_URL (the relay's origin)}" "${BACKEND_URL:?set BACKEND_URL (the backend's origin)}"
+if [ -z "${SIGNALR_REPLAY_BIN:-}" ]; then
+    if [ ! -f "$root/build/asan/CMakeCache.txt" ]; then
+        cmake -S "$root" -B "$root/build/asan" -DCMAKE_BUILD_TYPE=Debug -DSR_SANITIZE=ON >/dev/null
+    fi
+    timeout 900 nice cmake --build "$root/build/asan" -j2 --target signalr-replay >/dev/null ||
+        { echo "core replay: 0 passed, 1 failed (building signalr-replay)"; exit 1; }
+    SIGNALR_REPLAY_BIN="$root/build/asan/tools/replay/signalr-replay"
+fi
+shopt -s nullglob
+fixtures=("$here"/core/*.jsonl "$root"/fixtures/core/*.jsonl)
+passed=0 failed=0
+step() { # NAME COMMAND...
+    local name=$1
+    shift
+    echo "== $name"
+    if timeout 300 "$@"; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAILED: $name"; fi
+}
+step "Core sessions against the backend straight ($BACKEND_URL)" "$SIGNALR_REPLAY_BIN" check --target "$BACKEND_URL" "${fixtures[@]}"
+step "Core sessions through the relay ($RELAY_URL)" "$SIGNALR_REPLAY_BIN" check --target "$RELAY_URL" "${fixtures[@]}"
+step "Core sessions, ab: relay vs backend" "$SIGNALR_REPLAY_BIN" ab --a "$RELAY_URL" --b "$BACKEND_URL" "${fixtures[@]}"
+
+# A recorded answer changed (Add's 5 becomes 6): the replay must fail, exit 1, naming the line.
+work="$(mktemp -d "${TMPDIR:-/tmp}/signalr-core-replay.XXXXXX")"
+sed 's/\\"result\\":5}/\\"result\\":6}/' "$here/core/core-json-websockets-echo.jsonl" >"$work/changed.jsonl"
+echo "== a changed answer is reported"
+out="$("$SIGNALR_REPLAY_BIN" check --target "$BACKEND_URL" "$work/changed.jsonl")"
+code=$?
+printf '%s\n' "$out"
+if [ "$code" -eq 1 ] && grep -q 'expected 6, got 5' <<<"$out"; then passed=$((passed + 1)); else
+    failed=$((failed + 1)); echo "FAILED: a changed answer was not reported (exit $code)"; fi
+# A Close record the server did not send that way (allowReconnect added): must fail too.
+sed 's/{\\"type\\":7}/{\\"type\\":7,\\"allowReconnect\\":true}/' "$here/core/core-json-websockets-abort.jsonl" >"$work/close.jsonl"
+echo "== a changed Close record is reported"
+out="$("$SIGNALR_REPLAY_BIN" check --target "$BACKEND_URL" "$work/close.jsonl")"
+code=$?
+printf '%s\n' "$out"
+if [ "$code" -eq 1 ] && grep -q 'missing \["allowReconnect"\]' <<<"$out"; then passed=$((passed + 1)); else
+    failed=$((failed + 1)); echo "FAILED: a changed Close record was not reported (exit $code)"; fi
+rm -rf "$work"
+echo "core replay: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]

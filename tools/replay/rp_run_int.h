@@ -1,0 +1,57 @@
+/* rp_run_int.h - what rp_run.c (the schedule and the client's actions) and rp_answer.c (the
+ * server's side: responses, event streams, WebSocket frames and closes) share about a run. */
+#ifndef RP_RUN_INT_H
+#define RP_RUN_INT_H
+
+#include "rp_run.h"
+
+#define RP_NONE ((size_t)-1)
+/* How long a client close waits for the server's side of the closing handshake. */
+#define RP_CLOSE_WAIT_MS 2000
+/* At most this head start for a request the server holds over the next client action. */
+#define RP_HELD_SETTLE_MS 100
+
+struct rp_ws_state {
+    struct rp_run *r;
+    struct rp_stream *stream;
+    struct rp_conn *c;
+    size_t pos;               /* next expected item */
+    size_t special_index;     /* next frame with head fields */
+    size_t frames_seen;       /* Core: server frames so far (the first carries the handshake answer) */
+    size_t answer_ev;         /* the recorded ws-accepted / ws-refused, RP_NONE when none */
+    int exists, client_closed, closed;
+};
+
+struct rp_req {
+    struct rp_run *r;
+    size_t req_ev;            /* its http-request event */
+    size_t resp_ev;           /* the recorded http-response, RP_NONE when none */
+    struct rp_conn *c;
+    int sse;                  /* the recording has events of this stream */
+    struct rp_buf pending;    /* stream text not yet split into events */
+    int next;                 /* next recorded event of the stream */
+    cJSON *held;              /* stream: messages of a recorded frame that came in pieces */
+    cJSON *again;             /* long poll sent again: the messages so far (array), else NULL */
+};
+
+/* Records the first difference (formatted). */
+void rp_fail(struct rp_run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Takes a reason string from a comparison (NULL: nothing) and fails with "prefix: why". */
+int rp_fail_why(struct rp_run *r, char *why, const char *prefix);
+/* One server answer compared: counted, and its latency recorded in load mode. */
+void rp_answered(struct rp_run *r);
+/* The recorded http-response of http id, RP_NONE when none. */
+size_t rp_response_of(struct rp_run *r, int id);
+/* Sends the request of event evi; `again`: a long poll's continuation (messages so far). */
+void rp_send_request(struct rp_run *r, size_t evi, cJSON *again, const char *cursor);
+/* Compares a recorded body with the server's text (or its parsed, rebuilt value when given). */
+char *rp_compare_body(struct rp_run *r, const char *expected, const char *actual, const cJSON *actual_value,
+                      int ordered, int negotiate);
+
+/* Core: the records of a frame (or an event stream's event) against the stream's next ones. */
+void rp_match_core_records(struct rp_ws_state *st, const char *data, size_t n, int binary);
+
+extern const struct rp_conn_handler rp_http_handler;
+extern const struct rp_conn_handler rp_ws_handler;
+
+#endif
