@@ -31,6 +31,8 @@
 #define LEGACY_HUB_MAX_STREAMING_METHODS 64
 struct legacy_hub {
     struct hub_endpoint *endpoint;
+    bool app_identity;   /* service mode (--app-negotiate): a service_named_endpoint; the client's
+                            identity comes from the app's negotiate (relay/legacy_identity.h) */
     struct loop *loop;
     char *streaming_methods[LEGACY_HUB_MAX_STREAMING_METHODS]; /* learnt from the hub's answers */
     size_t streaming_count;

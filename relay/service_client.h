@@ -22,6 +22,11 @@
 #include "relay/core_session.h"
 #include "relay/service.h"
 
+struct svc_token;
+/* The claims of a verified token as hub_claims for OpenConnection: an array
+ * (free()) whose strings live in *storage (free()). NULL when out of memory. */
+struct hub_claim *service_client_claims(const struct svc_token *t, char **storage);
+
 /* A plain HTTP request on /client/...: negotiate, or a Server-Sent Events or
  * long-polling request (relay/core_http.c); suffix is the path after "/client". */
 int service_client_http(struct service *svc, struct core_sessions *sessions, struct lws *wsi, const char *suffix);
