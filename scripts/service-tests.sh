@@ -80,6 +80,10 @@ if [ -z "${RELAY_BIN:-}" ]; then
     relay_build_asan || setup_failed "relay build failed"
 fi
 export RELAY_BIN
+if [ ! -d tests/legacy/browser/node_modules/playwright-core ] || [ ! -d tests/legacy/browser/node_modules/signalr ]; then
+    # The legacy jQuery client and the Chromium driver of test/legacy.test.mjs (tests/legacy/browser).
+    (cd tests/legacy/browser && npm ci --no-audit --no-fund --loglevel=error) || setup_failed "npm ci (tests/legacy/browser) failed"
+fi
 if [ ! -d tests/service/node_modules/@microsoft/signalr ] || [ ! -d tests/service/node_modules/ws ] ||
     [ ! -d tests/service/node_modules/signalr-v3 ]; then
     (cd tests/service && npm ci --no-audit --no-fund --loglevel=error) || setup_failed "npm ci (tests/service) failed"
@@ -100,9 +104,12 @@ RELAY_PORT="$(free_port)"
 RELAY_URL="http://127.0.0.1:$RELAY_PORT"
 APP_PORT="$(free_port)"
 APP_URL="http://127.0.0.1:$APP_PORT"
-# The relay also answers /board/negotiate and /ops/negotiate by asking the app (--app-negotiate).
+LEGACY_APP_PORT="$(free_port)" # an app test/legacy.test.mjs starts and kills, legacy hub `lboard`
+# The relay also answers /board/negotiate and /ops/negotiate by asking the app (--app-negotiate),
+# and asks it who a legacy client of board, ops or lboard is.
 "$RELAY_BIN" --listen "127.0.0.1:$RELAY_PORT" --service-key "$OLD_SERVICE_KEY" --service-key "$SERVICE_KEY" \
-    --app-negotiate "board=$APP_URL/board" --app-negotiate "ops=$APP_URL/ops" >"$RELAY_LOG" 2>&1 </dev/null &
+    --app-negotiate "board=$APP_URL/board" --app-negotiate "ops=$APP_URL/ops" \
+    --app-negotiate "lboard=http://127.0.0.1:$LEGACY_APP_PORT/board" >"$RELAY_LOG" 2>&1 </dev/null &
 RELAY_PID=$!
 for i in $(seq 1 100); do
     curl -sf -o /dev/null --max-time 2 "$RELAY_URL/metrics" && break
@@ -131,6 +138,7 @@ echo "app listening on $APP_URL (pid $APP_PID, log $APP_LOG)"
 tap="$log_dir/service-tests.tap"
 (cd tests/service &&
     RELAY_URL=$RELAY_URL APP_URL=$APP_URL APP_DLL=$APP_DLL SERVICE_KEY=$SERVICE_KEY OLD_SERVICE_KEY=$OLD_SERVICE_KEY \
+    LEGACY_APP_PORT=$LEGACY_APP_PORT \
     timeout 900 node --test --test-concurrency=1 --test-timeout=90000 \
         --test-reporter=spec --test-reporter-destination=stdout \
         --test-reporter=tap --test-reporter-destination="$tap" ${SERVICE_TESTS:-test/})

@@ -9,7 +9,9 @@
 // [Authorize]) and the legacy wire protocol (a stream is progress then the result).
 import { after, before, test } from "../../lib/test.mjs";
 import assert from "node:assert/strict";
-import { APP_URL, RELAY_URL, connect, waitFor, messages, stopAll, startApp, stopApp, withTimeout } from "../lib.mjs";
+import {
+    APP_URL, LEGACY_APP_PORT, RELAY_URL, connect, waitFor, messages, metrics, stopAll, startApp, stopApp,
+} from "../lib.mjs";
 
 const T = { timeout: 120000 };
 const BOARD_EVENTS = ["welcome", "joined", "left", "private", "userMessage", "broadcast", "groupMessage"];
@@ -145,11 +147,15 @@ test("Clients.User reaches a user's legacy and Core connections alike", T, () =>
             await legacyClient(page, "u2", "uma");
             core = await connect({ user: "uma", protocol: "messagepack" });
             sender = await connect({ user: "sender-u" });
+            const shared = "signalr_relay_legacy_shared_translations_total";
+            const before = (await metrics())[shared];
             await sender.connection.invoke("SendToUser", "uma", "hi uma");
             for (const name of ["u1", "u2"]) {
                 const [m] = await page.waitForEvents(name, "board", "userMessage", 1, sender.id);
                 assert.deepEqual(m.args, [sender.id, "hi uma"]);
             }
+            // One send, two legacy recipients: the second took the first's translation.
+            assert.ok((await metrics())[shared] > before, `${shared} went from ${before}`);
             await waitFor(core, (m) => m[0] === "userMessage" && m[2] === "hi uma", "the Core connection's");
             const res = await fetch(`${APP_URL}/test/board/user/uma?message=from%20server`, { method: "POST" });
             assert.equal(res.status, 200);
@@ -187,3 +193,27 @@ test("the app's [Authorize] refusal at its negotiate is the legacy client's; a k
         assert.deepEqual(await page.errors(), {});
     });
 });
+
+test("killing the app closes its legacy clients with an error, as its Core ones", T, () =>
+    withPage(async (page) => {
+        assert.ok(LEGACY_APP_PORT, "LEGACY_APP_PORT is not set: run through scripts/service-tests.sh");
+        // Sticky: its clients are bound to this app's server connections, not the suite's app's.
+        const app = await startApp({ StickyMode: "Required" }, LEGACY_APP_PORT);
+        let core;
+        try {
+            const state = await legacyClient(page, "k", "kill-l", { lboard: BOARD_EVENTS });
+            await page.waitForEvents("k", "lboard", "welcome", 1, state.id);
+            assert.equal((await invokeOk(page, "k", "lboard", "Add", 40, 2)).value, 42);
+            core = await connect({ user: "kill-c", appUrl: app.url, reconnect: true });
+            app.proc.kill("SIGKILL");
+            await waitFor(core, (e) => e[0] === "reconnecting" || e[0] === "close", "the Core client's end", "events");
+            const ended = await page.waitForCount("k", "disconnected", 1, 60000);
+            assert.equal(ended.state, "disconnected");
+            const errors = (await page.errors()).k || [];
+            assert.ok(errors.some((e) => /lboard/.test(JSON.stringify(e))),
+                `the client must hear that its hub went: ${JSON.stringify(errors)}`);
+        } finally {
+            await stopAll(core);
+            await stopApp(app, "SIGKILL");
+        }
+    }));
