@@ -13,7 +13,7 @@
  *     becomes a Core session (relay/core_session.c) whose hub channel is a
  *     service channel (relay/service_channel.c) carrying the token's claims,
  *     mapped to the long claim types (the SDK maps nothing itself).
- * A refused token is 401. Server-Sent Events and long polling are not served. */
+ * A refused token is 401. Server-Sent Events and long polling come through relay/core_http.c. */
 #ifndef SR_SERVICE_CLIENT_H
 #define SR_SERVICE_CLIENT_H
 
