@@ -217,3 +217,44 @@ test("killing the app closes its legacy clients with an error, as its Core ones"
             await stopApp(app, "SIGKILL");
         }
     }));
+
+// The transport the harness forces (SIGNALR_LEGACY_TRANSPORT, default webSockets): over
+// longPolling the jQuery client itself reports the aborted poll of a drop.
+const dropError = (e) => e.transport === "longPolling" && e.source?.statusText === "lostConnection";
+
+test("a dropped legacy socket comes back: what the app sent meanwhile arrives once, in order, on the same app connection", T, () =>
+    withPage(async (page) => {
+        let sender;
+        try {
+            const before = await legacyClient(page, "r", "rc-l");
+            await page.waitForEvents("r", "board", "welcome", 1, before.id);
+            sender = await connect({ user: "rc-sender" });
+            const tag = `rc-${Date.now()}`;
+            const sent = [];
+            const broadcast = async (label) => {
+                sent.push(`${tag}-${label}`);
+                await sender.connection.invoke("SendToAll", `${tag}-${label}`);
+            };
+            await broadcast("before");
+            await page.waitForEvents("r", "board", "broadcast", 1, sender.id);
+            const drop = await page.dropSocket("r", 4000, "service legacy test: simulated drop");
+            assert.ok(drop.dropped, "r had a live socket");
+            for (let i = 1; i <= 3; i++) await broadcast(`away-${i}`);
+            assert.equal((await page.state("r")).counts.reconnected, 0, "came back before the gap was made");
+            const back = await page.waitForCount("r", "reconnected", 1, 30000);
+            assert.equal(back.id, before.id);
+            await broadcast("after");
+            await page.waitForEvents("r", "board", "broadcast", sent.length, sender.id);
+            const got = (await page.events("r", "board", "broadcast")).map((e) => e.args[1]).filter((m) => m.startsWith(tag));
+            assert.deepEqual(got, sent);
+            // The app's connection lived on: one welcome, no OnDisconnected for it.
+            assert.equal((await page.events("r", "board", "welcome")).length, 1);
+            const events = await sender.connection.invoke("GetEvents", before.id);
+            assert.deepEqual(events.map((e) => e.event), ["connected"]);
+            assert.equal((await invokeOk(page, "r", "board", "Add", 7, 8)).value, 15);
+            const left = Object.values(await page.errors()).flat().filter((e) => !dropError(e));
+            assert.deepEqual(left, []);
+        } finally {
+            await stopAll(sender);
+        }
+    }));
