@@ -78,10 +78,8 @@ void legacy_identity_free(struct legacy_identity *id)
         dict_remove(&id->ids->by_id, &id->entry);
     if (list_is_linked(&id->link))
         list_unlink(&id->link);
-    if (id->request) {
+    if (id->request) /* its wsi still holds it: lws closes it, nobody is told */
         id->request->owner = NULL;
-        legacy_request_answer(id->request, 503, "text/plain", "The relay is stopping.", 22);
-    }
     for (size_t i = 0; i < id->hub_count; i++) {
         free(id->hubs[i].claims);
         free(id->hubs[i].storage);
