@@ -11,7 +11,8 @@
 #   app     the test app, 2 server connections per hub, pointed at the relay
 # runs the tests (some start and kill apps of their own), and always stops everything (trap).
 # Prints `N passed, N failed` last; exit status 0 only when nothing failed.
-# The stock .NET client's scenarios (tests/service/dotnet) run after the node suite.
+# The stock .NET client's scenarios (tests/service/dotnet) and the stock legacy .NET client's
+# (tests/service/legacy-dotnet) run after the node suite.
 # SERVICE_TESTS="test/groups.test.mjs ..." runs only those files (paths under tests/service), and
 # not the .NET scenarios.
 set -uo pipefail
@@ -97,6 +98,11 @@ if ! out="$(nice dotnet build "$DOTNET_CLIENT_DIR/ServiceClientDotnet.csproj" -c
     printf '%s\n' "$out" >&2
     setup_failed "the .NET client scenarios did not build"
 fi
+LEGACY_DOTNET_DIR="$root/tests/service/legacy-dotnet"
+if ! out="$(nice dotnet build "$LEGACY_DOTNET_DIR/ServiceLegacyDotnet.csproj" -c Release --nologo -v quiet 2>&1)"; then
+    printf '%s\n' "$out" >&2
+    setup_failed "the legacy .NET client scenarios did not build"
+fi
 
 # --- start the relay and the app ------------------------------------------------------------------
 RELAY_LOG="$log_dir/relay.log"
@@ -162,6 +168,18 @@ if [ -z "${SERVICE_TESTS:-}" ]; then
     if [ "$dotnet_status" -ne 0 ] && [ "$d_failed" -eq 0 ]; then d_failed=1; tail -20 "$dotnet_log"; fi
     if [ "$d_passed" -eq 0 ] && [ "$d_failed" -eq 0 ]; then d_failed=1; fi
     passed=$((passed + d_passed)) failed=$((failed + d_failed))
+    # The stock legacy .NET client (Microsoft.AspNet.SignalR.Client 2.4.2) at the relay's /signalr.
+    legacy_log="$log_dir/legacy-dotnet-client.log"
+    RELAY_URL=$RELAY_URL APP_URL=$APP_URL timeout 200 dotnet \
+        "$LEGACY_DOTNET_DIR/bin/Release/net10.0/signalr-service-legacy-dotnet.dll" >"$legacy_log" 2>&1
+    legacy_status=$?
+    grep -E "^(PASS|FAIL) " "$legacy_log"
+    l_passed="$(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\1/p' "$legacy_log" | tail -n 1)"
+    l_failed="$(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\2/p' "$legacy_log" | tail -n 1)"
+    l_passed=${l_passed:-0} l_failed=${l_failed:-0}
+    if [ "$legacy_status" -ne 0 ] && [ "$l_failed" -eq 0 ]; then l_failed=1; tail -20 "$legacy_log"; fi
+    if [ "$l_passed" -eq 0 ] && [ "$l_failed" -eq 0 ]; then l_failed=1; fi
+    passed=$((passed + l_passed)) failed=$((failed + l_failed))
 fi
 if ! kill -0 "$APP_PID" 2>/dev/null; then
     echo "FAILED  the suite's app (pid $APP_PID) stopped during the run; its log:"; tail -20 "$APP_LOG"
