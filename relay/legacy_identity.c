@@ -30,6 +30,7 @@ struct identity_hub {
     struct hub_claim *claims;           /* once verified (free()), strings in storage */
     size_t claim_count;
     char *storage;
+    char conn_id[CONN_ID_LEN + 1];      /* what the app knows the client by on this hub */
 };
 
 struct legacy_identity {
@@ -128,12 +129,13 @@ struct legacy_identity *legacy_identity_take(struct legacy_identities *ids, cons
 }
 
 bool legacy_identity_claims(const struct legacy_identity *id, const char *hub, const struct hub_claim **claims,
-                            size_t *count)
+                            size_t *count, const char **connection_id)
 {
     for (size_t i = 0; id && i < id->hub_count; i++) {
         if (span_eq_nocase(span_from_cstr(id->hubs[i].hub->endpoint->name), span_from_cstr(hub))) {
             *claims = id->hubs[i].claims;
             *count = id->hubs[i].claim_count;
+            *connection_id = id->hubs[i].conn_id;
             return true;
         }
     }
@@ -312,9 +314,13 @@ static bool start_requests(struct legacy_identity *id, struct lws *wsi, struct l
         struct identity_hub *ih = &id->hubs[id->hub_count++];
         ih->id = id;
         ih->hub = hub;
+        if (id->hub_count == 1)
+            snprintf(ih->conn_id, sizeof ih->conn_id, "%s", id->connection_id);
+        else
+            ok = conn_id_generate(ih->conn_id);
         id->waiting++;
         struct backend_params params = { route, query.data, &headers, forwarded_for, cfg->backend_timeout_ms, NULL };
-        ok = route && backend_query_fits(route, query.len, 0) &&
+        ok = ok && route && backend_query_fits(route, query.len, 0) &&
              (ih->request = backend_negotiate_start(id->ids->backends, &params, app_negotiated, ih)) != NULL;
     }
     header_list_free(&headers);

@@ -67,9 +67,12 @@ int legacy_identity_negotiate(struct legacy_identities *ids, struct lws *wsi, co
 
 /* The identity negotiated for connection_id, now the caller's; NULL when none. */
 struct legacy_identity *legacy_identity_take(struct legacy_identities *ids, const char *connection_id);
-/* The claims of the hub (its configured name) in id; false when id has none for it. */
+/* The claims of the hub (its configured name) in id, and the connection id the app knows the
+ * client by on that hub; false when id has none for it. The SDK keeps one table of connections
+ * for all the hubs of an app: the first hub gets the legacy connection's own id, each other
+ * hub an id of its own (as each hub of a legacy connection has its own in proxy mode). */
 bool legacy_identity_claims(const struct legacy_identity *id, const char *hub, const struct hub_claim **claims,
-                            size_t *count);
+                            size_t *count, const char **connection_id);
 void legacy_identity_free(struct legacy_identity *id);
 
 /* A hub the client named that only an app in service mode serves, without --app-negotiate

@@ -243,7 +243,8 @@ struct legacy_link *legacy_session_open_link(struct legacy_session *s, struct le
         .forwarded_for = s->forwarded_for,
     };
     if (hub->app_identity) /* none: the service channel refuses the client */
-        legacy_identity_claims(s->identity, hub->endpoint->name, &client.claims, &client.claim_count);
+        legacy_identity_claims(s->identity, hub->endpoint->name, &client.claims, &client.claim_count,
+                               &client.connection_id);
     struct legacy_link *l = legacy_link_open(hub, &client, spelled, listed, &session_link_ops, s);
     if (!l)
         return NULL;

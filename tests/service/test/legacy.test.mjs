@@ -258,3 +258,22 @@ test("a dropped legacy socket comes back: what the app sent meanwhile arrives on
             await stopAll(sender);
         }
     }));
+
+test("two of the app's hubs on one legacy connection: each has the client's identity, pushes and calls of both", T, () =>
+    withPage(async (page) => {
+        const state = await legacyClient(page, "two", "two-hubs", { board: BOARD_EVENTS, ops: ["opsMessage"] });
+        await page.waitForEvents("two", "board", "welcome", 1, state.id);
+        const [board, ops] = await Promise.all([
+            invokeOk(page, "two", "board", "WhoAmI"), invokeOk(page, "two", "ops", "WhoAmI"),
+        ]);
+        assert.deepEqual([board.value.hub, board.value.connectionId, board.value.userIdentifier], ["board", state.id, "two-hubs"]);
+        // The SDK keeps one table of connection ids for all of an app's hubs: the second hub knows
+        // the client by an id of its own (as every hub does in proxy mode).
+        assert.deepEqual([ops.value.hub, ops.value.userIdentifier], ["ops", "two-hubs"]);
+        assert.match(ops.value.connectionId, /^[A-Za-z0-9_-]{22}$/);
+        assert.notEqual(ops.value.connectionId, state.id);
+        await invokeOk(page, "two", "ops", "Notify", "to all ops");
+        const [m] = await page.waitForEvents("two", "ops", "opsMessage", 1, "two-hubs");
+        assert.deepEqual(m.args, ["two-hubs", "to all ops"]);
+        assert.deepEqual(await page.errors(), {});
+    }));
