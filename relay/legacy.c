@@ -15,6 +15,7 @@
 #include "protocol/legacy_frame.h"
 #include "protocol/legacy_negotiate.h"
 #include "relay/legacy_hubs_js.h"
+#include "relay/legacy_identity.h"
 #include "protocol/urlencoded.h"
 #include "relay/legacy_request.h"
 #include "relay/legacy_session.h"
@@ -163,25 +164,30 @@ static int negotiate(struct legacy_table *t, struct lws *wsi)
         return respond_text(t, wsi, 500, text);
     }
     struct span names[LEGACY_MAX_HUBS];
+    struct legacy_hub *resolved[LEGACY_MAX_HUBS];
     for (size_t i = 0; i < hubs.count; i++) {
         if (!legacy_table_hub(t, hubs.names[i]) || hubs.names[i].len > CONN_TOKEN_MAX_HUB_LEN) {
             /* The original throws here: 500 with nothing in it. The text goes to the log. */
             log_info("legacy negotiate: '%.*s' Hub could not be resolved.", (int)hubs.names[i].len, hubs.names[i].ptr);
+            char text[512]; /* service mode: an app's hub without --app-negotiate gets told so */
+            bool unserved = legacy_identity_unserved(t->identities, hubs.names[i], text, sizeof text);
             legacy_hub_list_release(&hubs);
             buf_free(&data);
             buf_free(&protocol_text);
-            return respond_bare(t, wsi, 500, "");
+            return unserved ? respond_text(t, wsi, 500, text) : respond_bare(t, wsi, 500, "");
         }
         names[i] = hubs.names[i];
+        resolved[i] = legacy_table_hub(t, hubs.names[i]);
     }
     char id[37];
     struct buf token, body;
     buf_init(&token);
     buf_init(&body);
-    bool ok = mint_connection_id(id) &&
+    /* Service mode: the id is the app's Context.ConnectionId, a Core one (22 characters). */
+    bool service = t->identities && legacy_identity_needed(resolved, hubs.count);
+    bool ok = (service ? conn_id_generate(id) : mint_connection_id(id)) &&
               conn_token_mint(&t->token_key, span_from_cstr(id), SPAN_LIT(""), names, hubs.count,
                               clock_now_ms(), &token);
-    legacy_hub_list_release(&hubs);
     const struct relay_config *cfg = t->loop->cfg;
     struct legacy_negotiate n = {
         .url = span_from_cstr(cfg->legacy_path),
@@ -196,12 +202,15 @@ static int negotiate(struct legacy_table *t, struct lws *wsi)
         .long_poll_delay_ms = cfg->legacy_long_poll_delay_ms,
     };
     int rc;
-    if (ok && legacy_negotiate_encode(&body, &n)) {
+    if (ok && service && legacy_negotiate_encode(&body, &n)) { /* answered once the apps say who the client is */
+        rc = legacy_identity_negotiate(t->identities, wsi, "/negotiate", id, resolved, hubs.count, body.data, body.len);
+    } else if (ok && legacy_negotiate_encode(&body, &n)) {
         t->loop->stats.legacy_negotiations++;
         rc = http_respond(t->loop->cfg, wsi, 200, JSON_UTF8, body.data, body.len);
     } else {
         rc = respond_text(t, wsi, 500, "The relay could not complete negotiate.");
     }
+    legacy_hub_list_release(&hubs);
     buf_free(&token);
     buf_free(&body);
     buf_free(&data);

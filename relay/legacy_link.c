@@ -42,6 +42,8 @@ void legacy_hub_free(struct legacy_hub *hub)
     for (size_t i = 0; i < hub->streaming_count; i++)
         free(hub->streaming_methods[i]);
     hub->streaming_count = 0;
+    buf_free(&hub->last_record);
+    buf_free(&hub->last_element);
 }
 
 static bool hub_is_streaming(const struct legacy_hub *hub, const char *method)
@@ -294,7 +296,25 @@ struct legacy_link *legacy_link_open(struct legacy_hub *hub, const struct hub_ch
 
 /* ------------------------------------------------------------- from the hub */
 
-static void handle_core_invocation(struct legacy_link *l, struct hub_msg *msg)
+/* A translation worth keeping for the next recipient: a fan-out's payload, not a huge one. */
+#define SHARED_TRANSLATION_MAX (64u * 1024u)
+
+static bool translation_cached(const struct legacy_hub *hub, struct span record)
+{
+    return hub->last_record.len == record.len && record.len > 0 &&
+           memcmp(hub->last_record.data, record.ptr, record.len) == 0;
+}
+
+static void translation_keep(struct legacy_hub *hub, struct span record, struct span element)
+{
+    buf_reset(&hub->last_record);
+    buf_reset(&hub->last_element);
+    if (record.len > SHARED_TRANSLATION_MAX || !buf_append_span(&hub->last_record, record) ||
+        !buf_append_span(&hub->last_element, element))
+        buf_reset(&hub->last_record); /* nothing kept: the next one is translated again */
+}
+
+static void handle_core_invocation(struct legacy_link *l, struct hub_msg *msg, struct span record)
 {
     if (span_is_set(msg->invocation_id) && msg->invocation_id.len > 0) {
         /* The backend awaits a client result a legacy client cannot give: answer at once. */
@@ -313,8 +333,10 @@ static void handle_core_invocation(struct legacy_link *l, struct hub_msg *msg)
     buf_init(&out);
     /* H is the hub's own name, as a 2.x server writes its hub's name whatever
      * the client's spelling: here the name it is configured under. */
-    if (legacy_translate_invocation(&out, msg, span_from_cstr(l->hub->endpoint->name), NULL) == PROTO_OK)
+    if (legacy_translate_invocation(&out, msg, span_from_cstr(l->hub->endpoint->name), NULL) == PROTO_OK) {
+        translation_keep(l->hub, record, buf_span(&out));
         l->ops->push(l->owner, buf_span(&out));
+    }
     buf_free(&out);
 }
 
@@ -391,13 +413,18 @@ static bool handle_core_record(struct legacy_link *l, struct span record)
 {
     if (l->state == LEGACY_LINK_OPENING)
         return handle_handshake_answer(l, record);
+    if (l->listed && translation_cached(l->hub, record)) { /* the same send, for another recipient */
+        l->hub->loop->stats.legacy_shared_translations++;
+        l->ops->push(l->owner, span_make(l->hub->last_element.data, l->hub->last_element.len));
+        return true;
+    }
     struct hub_msg msg;
     hub_msg_init(&msg);
     enum proto_status st = core_json_decode(record.ptr, record.len, &msg, NULL);
     bool alive = true;
     if (st == PROTO_OK) {
         switch (msg.kind) {
-        case HUB_MSG_INVOCATION: handle_core_invocation(l, &msg); break;
+        case HUB_MSG_INVOCATION: handle_core_invocation(l, &msg, record); break;
         case HUB_MSG_COMPLETION: handle_core_completion(l, &msg); break;
         case HUB_MSG_STREAM_ITEM: handle_core_stream_item(l, &msg); break;
         case HUB_MSG_CLOSE: {

@@ -31,9 +31,16 @@
 #define LEGACY_HUB_MAX_STREAMING_METHODS 64
 struct legacy_hub {
     struct hub_endpoint *endpoint;
+    bool app_identity;   /* service mode (--app-negotiate): a service_named_endpoint; the client's
+                            identity comes from the app's negotiate (relay/legacy_identity.h) */
     struct loop *loop;
     char *streaming_methods[LEGACY_HUB_MAX_STREAMING_METHODS]; /* learnt from the hub's answers */
     size_t streaming_count;
+    /* The last server invocation translated for this hub: a send to many legacy recipients
+     * (a group, All) brings each of them the same Core record in turn, translated once; each
+     * connection then adds only its own cursor around the shared element. */
+    struct buf last_record;
+    struct buf last_element;
 };
 
 void legacy_hub_free(struct legacy_hub *hub);

@@ -11,6 +11,7 @@
 #include "protocol/legacy_invocation.h"
 #include "relay/clock.h"
 #include "relay/http.h"
+#include "relay/legacy_identity.h"
 #include "relay/legacy_sse.h"
 #include "relay/log.h"
 
@@ -241,6 +242,9 @@ struct legacy_link *legacy_session_open_link(struct legacy_session *s, struct le
         .query = s->query,
         .forwarded_for = s->forwarded_for,
     };
+    if (hub->app_identity) /* none: the service channel refuses the client */
+        legacy_identity_claims(s->identity, hub->endpoint->name, &client.claims, &client.claim_count,
+                               &client.connection_id);
     struct legacy_link *l = legacy_link_open(hub, &client, spelled, listed, &session_link_ops, s);
     if (!l)
         return NULL;
@@ -414,6 +418,7 @@ static void session_free(struct legacy_session *s)
     wsmsg_free(s->rx_partial);
     replay_ring_free(&s->ring);
     header_list_free(&s->headers);
+    legacy_identity_free(s->identity);
     free(s->query);
     list_unlink(&s->all);
     s->loop->stats.legacy_sessions_active--;
@@ -516,6 +521,7 @@ struct legacy_session *legacy_session_create(struct legacy_table *t, const char 
         return NULL;
     }
     s->in_table = true;
+    s->identity = legacy_identity_take(t->identities, s->connection_id);
     for (size_t i = 0; i < hubs->count; i++) {
         struct legacy_hub *hub = legacy_table_hub(t, hubs->names[i]);
         if (hub && !legacy_session_find_link(s, span_from_cstr(hub->endpoint->name)))

@@ -49,6 +49,9 @@
 #define LEGACY_REPLAY_MAX_MESSAGES 1000 /* the original keeps 1000 per stream */
 #define LEGACY_REPLAY_MAX_BYTES (1u << 20)
 
+struct legacy_identities;
+struct legacy_identity;
+
 /* Every legacy connection of the process, and what they share. */
 struct legacy_table {
     struct loop *loop;
@@ -58,6 +61,7 @@ struct legacy_table {
     size_t hub_count;
     struct token_key token_key;      /* signs legacy connection tokens */
     uint32_t instance_id;            /* random per process: in legacy cursors */
+    struct legacy_identities *identities; /* service mode: identities from the apps' negotiate, else NULL */
 };
 
 /* hub_count hubs, whose endpoint the caller then sets. False when out of
@@ -119,6 +123,7 @@ struct legacy_session {
     bool ping_due;                   /* a WebSocket ping goes out on the next WRITEABLE */
 
     struct header_list headers;      /* forwarded to hub links opened later */
+    struct legacy_identity *identity; /* service mode: the claims per hub (relay/legacy_identity.h), or NULL */
     char *query;
     char forwarded_for[128];
 

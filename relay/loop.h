@@ -36,6 +36,7 @@ struct relay_stats {
     uint64_t legacy_sessions_active;
     uint64_t legacy_polls_held;       /* long polls held open now */
     uint64_t legacy_negotiations;
+    uint64_t legacy_shared_translations; /* server invocations a legacy link took already translated (a fan-out's) */
     uint64_t core_polls_waiting;    /* Core long polls held open */
     uint64_t core_streams_open;     /* Core SSE streams */
 };

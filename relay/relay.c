@@ -400,6 +400,34 @@ static void lws_wake_tick(struct timer_entry *e)
     loop_timer_schedule(&relay->loop, e, clock_now_ms() + LWS_WAKE_MS);
 }
 
+/* Service mode: legacy clients reach an --app-negotiate hub through the apps' server
+ * connections, with the identity the app's negotiate gives them (relay/legacy_identity.h). */
+static bool relay_legacy_service_hubs(struct relay *relay)
+{
+    const struct relay_config *cfg = relay->loop.cfg;
+    legacy_identities_init(&relay->identities, &relay->loop, &relay->backends, &relay->service, relay->dict_seed);
+    relay->named = calloc(cfg->hub_count ? cfg->hub_count : 1, sizeof *relay->named);
+    if (!relay->named) {
+        log_error("relay: out of memory");
+        return false;
+    }
+    relay->named_count = cfg->hub_count;
+    if (!relay->service.enabled)
+        return true;
+    relay->legacy.identities = &relay->identities;
+    for (size_t i = 0; i < cfg->hub_count; i++) {
+        if (!cfg->hubs[i].app_negotiate)
+            continue;
+        if (!service_named_endpoint_init(&relay->named[i], &relay->service, cfg->hubs[i].name)) {
+            log_error("relay: out of memory");
+            return false;
+        }
+        relay->legacy.hubs[i].endpoint = &relay->named[i].base;
+        relay->legacy.hubs[i].app_identity = true;
+    }
+    return true;
+}
+
 int relay_start(struct relay *relay, const struct relay_config *cfg)
 {
     memset(relay, 0, sizeof *relay);
@@ -432,6 +460,8 @@ int relay_start(struct relay *relay, const struct relay_config *cfg)
         proxy_endpoint_init(&relay->endpoints[i], &relay->backends, &cfg->hubs[i]);
         relay->legacy.hubs[i].endpoint = &relay->endpoints[i].base;
     }
+    if (!relay_legacy_service_hubs(relay))
+        return -1;
 
     /* lws' per-WebSocket receive buffer (rx_buffer_size) lives as long as the connection, idle
      * or not: with 4096 it was ~8 KiB of the relay's ~11 KiB per proxied client (client side and
@@ -597,7 +627,7 @@ static void relay_reload(struct relay *relay)
     for (size_t i = 0; i < relay->legacy.hub_count; i++) {
         const char *name = relay->legacy.hubs[i].endpoint->name;
         const struct hub_route *route = config_find_hub(cfg, name, strlen(name));
-        if (route)
+        if (route && !relay->legacy.hubs[i].app_identity) /* service mode's stay (relay_legacy_service_hubs) */
             relay->legacy.hubs[i].endpoint = &endpoints[route - cfg->hubs].base;
     }
     retired->cfg = relay->owned_cfg;
@@ -621,6 +651,7 @@ void relay_destroy(struct relay *relay)
     backends_stop_resolver(&relay->backends); /* lookups still waiting fail while the context is up */
     timer_cancel(&relay->lws_wake_timer); /* unarmed (zeroed) if relay_start failed early */
     legacy_table_free(&relay->legacy);
+    legacy_identities_free(&relay->identities);
     listener_close(&relay->listener);
     if (relay->sessions.loop)
         core_sessions_free(&relay->sessions);
@@ -645,5 +676,9 @@ void relay_destroy(struct relay *relay)
         config_free(relay->owned_cfg);
     free(relay->owned_cfg);
     relay->owned_cfg = NULL;
+    for (size_t i = 0; relay->named && i < relay->named_count; i++)
+        service_named_endpoint_free(&relay->named[i]);
+    free(relay->named);
+    relay->named = NULL;
     service_free(&relay->service);
 }

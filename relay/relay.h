@@ -21,11 +21,13 @@
 #include "relay/core_negotiate.h"
 #include "relay/core_session.h"
 #include "relay/http_limits.h"
+#include "relay/legacy_identity.h"
 #include "relay/legacy_session.h"
 #include "relay/listener.h"
 #include "relay/loop.h"
 #include "relay/proxy_channel.h"
 #include "relay/service.h"
+#include "relay/service_channel.h"
 #include "relay/tls.h"
 
 struct relay {
@@ -40,6 +42,9 @@ struct relay {
     struct core_sessions sessions;
     struct legacy_table legacy;       /* legacy connections, their tokens and per-hub state */
     struct service service;           /* service mode: the apps' hubs, server connections, clients */
+    struct legacy_identities identities; /* service mode: legacy clients' identities from the apps' negotiate */
+    struct service_named_endpoint *named; /* one per cfg->hubs entry at start: an --app-negotiate hub's, for legacy clients */
+    size_t named_count;
     struct tls_front tls;             /* --tls-cert: the listener's certificate and its reload */
 
     struct http_refusals refusals;    /* requests refused at the front door (http_limits.h) */

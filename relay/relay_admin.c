@@ -171,8 +171,10 @@ static void relay_render_metrics(struct relay *relay, struct buf *out)
         (unsigned long long)relay->listener.stats.unidentified_closed, connection_timers(relay),
         (unsigned long long)relay->refusals.total);
     buf_append(out, text, n > 0 ? (size_t)n : 0);
-    n = snprintf(text, sizeof text, "signalr_relay_core_polls_waiting %llu\nsignalr_relay_core_streams_open %llu\n",
-                 (unsigned long long)s->core_polls_waiting, (unsigned long long)s->core_streams_open);
+    n = snprintf(text, sizeof text, "signalr_relay_core_polls_waiting %llu\nsignalr_relay_core_streams_open %llu\n"
+                 "signalr_relay_legacy_shared_translations_total %llu\n",
+                 (unsigned long long)s->core_polls_waiting, (unsigned long long)s->core_streams_open,
+                 (unsigned long long)s->legacy_shared_translations);
     buf_append(out, text, n > 0 ? (size_t)n : 0);
     backend_pools_render_metrics(&relay->backends.pools, clock_now_ms(), out);
     service_render_metrics(&relay->service, out);

@@ -499,3 +499,43 @@ static void service_close(struct hub_channel *base, const char *error)
 static const struct hub_channel_class service_class = {
     service_begin, service_send, service_pause, service_close,
 };
+
+/* ------------------------------------------------------- named endpoint */
+
+static struct hub_channel *named_open(struct hub_endpoint *base, const struct hub_channel_client *client,
+                                      const struct hub_channel_ops *ops, void *owner, const char **why)
+{
+    struct service_named_endpoint *ep = (struct service_named_endpoint *)base;
+    if (!client->claims) { /* a legacy client's identity comes from the app's negotiate, per hub */
+        *why = "the app's negotiate has not said who the client is for this hub (in service mode a legacy client "
+               "uses the hubs it named in connectionData at negotiate)";
+        return NULL;
+    }
+    struct service_hub *hub = service_hub_find(ep->service, span_from_cstr(ep->key[0] ? ep->key : base->name));
+    if (!hub) {
+        *why = "no app server has connected this hub";
+        return NULL;
+    }
+    return service_channel_open(&hub->endpoint, client, ops, owner, why);
+}
+
+bool service_named_endpoint_init(struct service_named_endpoint *ep, struct service *svc, const char *name)
+{
+    memset(ep, 0, sizeof *ep);
+    ep->service = svc;
+    ep->base.open = named_open;
+    ep->base.name = strdup(name);
+    return ep->base.name != NULL;
+}
+
+void service_named_endpoint_free(struct service_named_endpoint *ep)
+{
+    free((char *)ep->base.name);
+    ep->base.name = NULL;
+}
+
+void service_named_endpoint_learn(struct service_named_endpoint *ep, struct span key)
+{
+    if (key.len > 0 && key.len <= SERVICE_HUB_KEY_MAX)
+        snprintf(ep->key, sizeof ep->key, "%.*s", (int)key.len, key.ptr);
+}

@@ -31,11 +31,28 @@
 #include "containers/span.h"
 #include "relay/hub_channel.h"
 
+struct service;
 struct service_channel;
 
 /* hub_endpoint.open of every service hub (given to service_hub_get by relay/service_server.c). */
 struct hub_channel *service_channel_open(struct hub_endpoint *ep, const struct hub_channel_client *client,
                                          const struct hub_channel_ops *ops, void *owner, const char **why);
+
+/* A hub known by the name a legacy client gives it (--app-negotiate NAME=URL), whose
+ * service hub comes and goes with the app: each open finds it by the hub key the app's
+ * negotiate last named (its redirect's hub=; the SDK's key may differ from the name:
+ * class OpsHub at /ops is `opshub`), else by the name itself. The name is copied. */
+#define SERVICE_HUB_KEY_MAX 128
+struct service_named_endpoint {
+    struct hub_endpoint base; /* base.name: the configured name (owned) */
+    struct service *service;
+    char key[SERVICE_HUB_KEY_MAX + 1]; /* learnt; "" until the first negotiate */
+};
+/* False when out of memory. */
+bool service_named_endpoint_init(struct service_named_endpoint *ep, struct service *svc, const char *name);
+void service_named_endpoint_free(struct service_named_endpoint *ep);
+/* The app's negotiate named this hub key for the endpoint's hub. */
+void service_named_endpoint_learn(struct service_named_endpoint *ep, struct span key);
 
 /* ---- from the server connection (relay/service_server.c) ---- */
 

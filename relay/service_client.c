@@ -103,8 +103,7 @@ static int negotiate(struct service *svc, struct lws *wsi)
 }
 
 
-/* The claims of a verified token as hub_claims (NUL-terminated copies in *storage). */
-static struct hub_claim *claims_of(const struct svc_token *t, char **storage)
+struct hub_claim *service_client_claims(const struct svc_token *t, char **storage)
 {
     size_t bytes = 0;
     for (size_t i = 0; i < t->claim_count; i++)
@@ -187,7 +186,7 @@ static struct core_session *open_client(struct service *svc, struct core_session
     /* OpenConnection carries the claims with their long types (spec 3.6, appendix A.11). */
     svc_token_map_inbound(&t);
     char *storage = NULL;
-    struct hub_claim *claims = claims_of(&t, &storage);
+    struct hub_claim *claims = service_client_claims(&t, &storage);
     struct core_session_identity identity = { id, claims, claims ? t.claim_count : 0 };
     struct core_session *s = NULL;
     if (claims && transport)

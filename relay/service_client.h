@@ -13,7 +13,7 @@
  *     becomes a Core session (relay/core_session.c) whose hub channel is a
  *     service channel (relay/service_channel.c) carrying the token's claims,
  *     mapped to the long claim types (the SDK maps nothing itself).
- * A refused token is 401. Server-Sent Events and long polling are not served. */
+ * A refused token is 401. Server-Sent Events and long polling come through relay/core_http.c. */
 #ifndef SR_SERVICE_CLIENT_H
 #define SR_SERVICE_CLIENT_H
 
@@ -21,6 +21,11 @@
 
 #include "relay/core_session.h"
 #include "relay/service.h"
+
+struct svc_token;
+/* The claims of a verified token as hub_claims for OpenConnection: an array
+ * (free()) whose strings live in *storage (free()). NULL when out of memory. */
+struct hub_claim *service_client_claims(const struct svc_token *t, char **storage);
 
 /* A plain HTTP request on /client/...: negotiate, or a Server-Sent Events or
  * long-polling request (relay/core_http.c); suffix is the path after "/client". */

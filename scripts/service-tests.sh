@@ -11,7 +11,8 @@
 #   app     the test app, 2 server connections per hub, pointed at the relay
 # runs the tests (some start and kill apps of their own), and always stops everything (trap).
 # Prints `N passed, N failed` last; exit status 0 only when nothing failed.
-# The stock .NET client's scenarios (tests/service/dotnet) run after the node suite.
+# The stock .NET client's scenarios (tests/service/dotnet) and the stock legacy .NET client's
+# (tests/service/legacy-dotnet) run after the node suite.
 # SERVICE_TESTS="test/groups.test.mjs ..." runs only those files (paths under tests/service), and
 # not the .NET scenarios.
 set -uo pipefail
@@ -80,6 +81,10 @@ if [ -z "${RELAY_BIN:-}" ]; then
     relay_build_asan || setup_failed "relay build failed"
 fi
 export RELAY_BIN
+if [ ! -d tests/legacy/browser/node_modules/playwright-core ] || [ ! -d tests/legacy/browser/node_modules/signalr ]; then
+    # The legacy jQuery client and the Chromium driver of test/legacy.test.mjs (tests/legacy/browser).
+    (cd tests/legacy/browser && npm ci --no-audit --no-fund --loglevel=error) || setup_failed "npm ci (tests/legacy/browser) failed"
+fi
 if [ ! -d tests/service/node_modules/@microsoft/signalr ] || [ ! -d tests/service/node_modules/ws ] ||
     [ ! -d tests/service/node_modules/signalr-v3 ]; then
     (cd tests/service && npm ci --no-audit --no-fund --loglevel=error) || setup_failed "npm ci (tests/service) failed"
@@ -93,6 +98,11 @@ if ! out="$(nice dotnet build "$DOTNET_CLIENT_DIR/ServiceClientDotnet.csproj" -c
     printf '%s\n' "$out" >&2
     setup_failed "the .NET client scenarios did not build"
 fi
+LEGACY_DOTNET_DIR="$root/tests/service/legacy-dotnet"
+if ! out="$(nice dotnet build "$LEGACY_DOTNET_DIR/ServiceLegacyDotnet.csproj" -c Release --nologo -v quiet 2>&1)"; then
+    printf '%s\n' "$out" >&2
+    setup_failed "the legacy .NET client scenarios did not build"
+fi
 
 # --- start the relay and the app ------------------------------------------------------------------
 RELAY_LOG="$log_dir/relay.log"
@@ -100,9 +110,12 @@ RELAY_PORT="$(free_port)"
 RELAY_URL="http://127.0.0.1:$RELAY_PORT"
 APP_PORT="$(free_port)"
 APP_URL="http://127.0.0.1:$APP_PORT"
-# The relay also answers /board/negotiate and /ops/negotiate by asking the app (--app-negotiate).
+LEGACY_APP_PORT="$(free_port)" # an app test/legacy.test.mjs starts and kills, legacy hub `lboard`
+# The relay also answers /board/negotiate and /ops/negotiate by asking the app (--app-negotiate),
+# and asks it who a legacy client of board, ops or lboard is.
 "$RELAY_BIN" --listen "127.0.0.1:$RELAY_PORT" --service-key "$OLD_SERVICE_KEY" --service-key "$SERVICE_KEY" \
-    --app-negotiate "board=$APP_URL/board" --app-negotiate "ops=$APP_URL/ops" >"$RELAY_LOG" 2>&1 </dev/null &
+    --app-negotiate "board=$APP_URL/board" --app-negotiate "ops=$APP_URL/ops" \
+    --app-negotiate "lboard=http://127.0.0.1:$LEGACY_APP_PORT/board" >"$RELAY_LOG" 2>&1 </dev/null &
 RELAY_PID=$!
 for i in $(seq 1 100); do
     curl -sf -o /dev/null --max-time 2 "$RELAY_URL/metrics" && break
@@ -131,6 +144,7 @@ echo "app listening on $APP_URL (pid $APP_PID, log $APP_LOG)"
 tap="$log_dir/service-tests.tap"
 (cd tests/service &&
     RELAY_URL=$RELAY_URL APP_URL=$APP_URL APP_DLL=$APP_DLL SERVICE_KEY=$SERVICE_KEY OLD_SERVICE_KEY=$OLD_SERVICE_KEY \
+    LEGACY_APP_PORT=$LEGACY_APP_PORT \
     timeout 900 node --test --test-concurrency=1 --test-timeout=90000 \
         --test-reporter=spec --test-reporter-destination=stdout \
         --test-reporter=tap --test-reporter-destination="$tap" ${SERVICE_TESTS:-test/})
@@ -154,6 +168,18 @@ if [ -z "${SERVICE_TESTS:-}" ]; then
     if [ "$dotnet_status" -ne 0 ] && [ "$d_failed" -eq 0 ]; then d_failed=1; tail -20 "$dotnet_log"; fi
     if [ "$d_passed" -eq 0 ] && [ "$d_failed" -eq 0 ]; then d_failed=1; fi
     passed=$((passed + d_passed)) failed=$((failed + d_failed))
+    # The stock legacy .NET client (Microsoft.AspNet.SignalR.Client 2.4.2) at the relay's /signalr.
+    legacy_log="$log_dir/legacy-dotnet-client.log"
+    RELAY_URL=$RELAY_URL APP_URL=$APP_URL timeout 200 dotnet \
+        "$LEGACY_DOTNET_DIR/bin/Release/net10.0/signalr-service-legacy-dotnet.dll" >"$legacy_log" 2>&1
+    legacy_status=$?
+    grep -E "^(PASS|FAIL) " "$legacy_log"
+    l_passed="$(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\1/p' "$legacy_log" | tail -n 1)"
+    l_failed="$(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\2/p' "$legacy_log" | tail -n 1)"
+    l_passed=${l_passed:-0} l_failed=${l_failed:-0}
+    if [ "$legacy_status" -ne 0 ] && [ "$l_failed" -eq 0 ]; then l_failed=1; tail -20 "$legacy_log"; fi
+    if [ "$l_passed" -eq 0 ] && [ "$l_failed" -eq 0 ]; then l_failed=1; fi
+    passed=$((passed + l_passed)) failed=$((failed + l_failed))
 fi
 if ! kill -0 "$APP_PID" 2>/dev/null; then
     echo "FAILED  the suite's app (pid $APP_PID) stopped during the run; its log:"; tail -20 "$APP_LOG"

@@ -21,6 +21,9 @@ export const RELAY_PORT = Number(new URL(RELAY_URL).port);
 export const APP_URL = required("APP_URL");
 export const APP_DLL = required("APP_DLL");
 export const SERVICE_KEY = required("SERVICE_KEY");
+// The port of an app a test starts itself, whose /board the relay serves to legacy clients as
+// hub `lboard` (--app-negotiate lboard=http://127.0.0.1:LEGACY_APP_PORT/board).
+export const LEGACY_APP_PORT = Number(process.env.LEGACY_APP_PORT || 0);
 // The bounded waits every node suite shares (tests/lib/common.mjs).
 export { TIMEOUT_MS, sleep, withTimeout, pollUntil } from "../lib/common.mjs";
 import { TIMEOUT_MS, sleep, withTimeout, pollUntil } from "../lib/common.mjs";
@@ -116,9 +119,10 @@ export function freePort() {
 }
 
 // Another process of the test app against the relay, with extra --ServiceApp:X=Y options; ready
-// once its /board negotiate answers with a redirect (its server connections are up).
-export async function startApp(options = {}) {
-    const port = await freePort();
+// once its /board negotiate answers with a redirect (its server connections are up). port: where
+// it listens (default any free one; LEGACY_APP_PORT is the one the relay's `lboard` hub expects).
+export async function startApp(options = {}, port = undefined) {
+    port ??= await freePort();
     const url = `http://127.0.0.1:${port}`;
     const args = [APP_DLL, "--urls", url,
         `--Azure:SignalR:ConnectionString=Endpoint=http://127.0.0.1;Port=${RELAY_PORT};AccessKey=${SERVICE_KEY};Version=1.0;`];
