@@ -32,9 +32,7 @@ struct hub_conn {
     char id[HUB_CONN_ID_LEN + 1];  /* owned, NUL-terminated for logs */
 
     /* Managed by user.c. */
-    struct user *user;             /* NULL when not attached to a user */
-    char *user_id;                 /* owned copy while attached, else NULL */
-    size_t user_id_len;
+    struct user *user;             /* NULL when not attached to a user; owns the user id */
     struct hub_conn_link user_link; /* in user->conns; .conn == this */
 
     /* Managed by group.c. */
@@ -53,11 +51,9 @@ static inline struct span hub_conn_id(const struct hub_conn *conn)
     return span_make(conn->id, HUB_CONN_ID_LEN);
 }
 
-/* The user id, or an absent span (ptr NULL) for an anonymous connection. */
-static inline struct span hub_conn_user_id(const struct hub_conn *conn)
-{
-    return conn->user_id ? span_make(conn->user_id, conn->user_id_len) : SPAN_NONE;
-}
+/* The user id (the user's own bytes, valid while attached), or an absent
+ * span (ptr NULL) for an anonymous connection. */
+struct span hub_conn_user_id(const struct hub_conn *conn);
 
 /* True once the connection is in no group and attached to no user. */
 static inline bool hub_conn_is_detached(const struct hub_conn *conn)

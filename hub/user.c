@@ -52,20 +52,10 @@ enum hub_status user_attach(struct user_table *t, struct hub_conn *conn, struct 
     if (conn->user)
         return conn->user->table == t && span_eq(user_id_of(conn->user), id) ? HUB_ALREADY
                                                                            : HUB_ERR_STATE;
-    char *copy = malloc(id.len + 1);
-    if (!copy)
-        return HUB_ERR_NOMEM;
-    memcpy(copy, id.ptr, id.len);
-    copy[id.len] = '\0';
-
     struct user *u = user_find(t, id);
-    if (!u && !(u = user_create(t, id))) {
-        free(copy);
+    if (!u && !(u = user_create(t, id)))
         return HUB_ERR_NOMEM;
-    }
     conn->user = u;
-    conn->user_id = copy;
-    conn->user_id_len = id.len;
     list_push_back(&u->conns, &conn->user_link.node);
     u->conn_count++;
     return HUB_OK;
@@ -78,9 +68,6 @@ void user_detach(struct hub_conn *conn)
         return;
     list_unlink(&conn->user_link.node);
     conn->user = NULL;
-    free(conn->user_id);
-    conn->user_id = NULL;
-    conn->user_id_len = 0;
     if (--u->conn_count == 0)
         user_release(u);
 }
@@ -98,9 +85,6 @@ void user_table_free(struct user_table *t)
                 list_container_of(u->conns.next, struct hub_conn, user_link.node);
             list_unlink(&conn->user_link.node);
             conn->user = NULL;
-            free(conn->user_id);
-            conn->user_id = NULL;
-            conn->user_id_len = 0;
         }
         dict_remove(&t->by_id, e);
         free(u);
@@ -146,4 +130,9 @@ size_t user_for_each(struct user_table *t, struct span id, hub_conn_visit_fn fn,
     }
     user_iter_end(&it);
     return calls;
+}
+
+struct span hub_conn_user_id(const struct hub_conn *conn)
+{
+    return conn->user ? user_id_of(conn->user) : SPAN_NONE;
 }

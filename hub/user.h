@@ -3,8 +3,9 @@
  * Sending to a user walks that user's own list: O(its connections). (ASP.NET
  * Core's SendUserAsync compares the UserIdentifier of every connection of
  * the server.) A struct user exists exactly while it has connections; it owns
- * its id, and each attached connection owns a copy of the id too (so the
- * relay can read hub_conn_user_id() without knowing about users).
+ * its id, and hub_conn_user_id() of an attached connection reads that one
+ * copy (a connection holds no id of its own: 16 bytes and an allocation less
+ * per client).
  * User ids are case-sensitive byte strings (Ordinal); the empty id is rejected.
  * A connection is attached to at most one user of one table. */
 #ifndef SR_USER_H

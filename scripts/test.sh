@@ -113,6 +113,7 @@ interop() {
 
 bench_smoke() {
   "$root/scripts/bench-hub" --smoke >/dev/null || return 1
+  python3 "$root/tests/bench/test_bench_report.py" >/dev/null || return 1   # report helpers, milliseconds
   # the whole-system driver at tiny sizes (~40 s): backend, relay and nginx side by side
   local log; log=$(mktemp)
   if ! "$root/scripts/bench" --quick >"$log" 2>&1; then

@@ -576,7 +576,7 @@ static void model_run(uint64_t seed, int steps, const struct op_mix *mix)
         struct slot *s = &W.slots[i];
         if (!s->alive)
             continue;
-        CHECK(hub_conn_is_detached(s->conn) && s->conn->group_count == 0 && !s->conn->user_id);
+        CHECK(hub_conn_is_detached(s->conn) && s->conn->group_count == 0 && !span_is_set(hub_conn_user_id(s->conn)));
         CHECK_EQ_INT(conn_table_remove(&W.conns, s->conn), HUB_OK);
         free(s->conn);
         s->alive = false;

@@ -55,7 +55,7 @@ static void test_attach_detach(void)
 
     /* Freeing the table detaches the connections still attached. */
     user_table_free(&t);
-    CHECK(b->user == NULL && b->user_id == NULL);
+    CHECK(b->user == NULL && !span_is_set(hub_conn_user_id(b)));
     user_table_free(&other);
     free(a);
     free(b);
