@@ -15,7 +15,6 @@ void stateful_buffer_init(struct stateful_buffer *b, size_t limit)
     b->next_receiving = 1;
     b->latest_received = 0;
     b->last_acked = 0;
-    b->wait_for_sequence = false;
 }
 
 static void drop_oldest(struct stateful_buffer *b)
@@ -61,7 +60,6 @@ void stateful_buffer_ack(struct stateful_buffer *b, uint64_t sequence_id)
 
 uint64_t stateful_buffer_reconnected(struct stateful_buffer *b)
 {
-    b->wait_for_sequence = true;
     b->last_acked = 0; /* an Ack may have been lost with the old socket: the next tick sends one */
     if (list_is_empty(&b->entries))
         return b->sent_count + 1;
@@ -84,11 +82,6 @@ bool stateful_kind_numbered(int kind)
 
 enum stateful_verdict stateful_buffer_received(struct stateful_buffer *b, int kind, int64_t sequence_id)
 {
-    if (b->wait_for_sequence) {
-        if (kind != HUB_MSG_SEQUENCE)
-            return STATEFUL_DROP; /* as the server: ignored until the Sequence */
-        b->wait_for_sequence = false;
-    }
     if (kind == HUB_MSG_ACK) {
         if (sequence_id > 0)
             stateful_buffer_ack(b, (uint64_t)sequence_id);

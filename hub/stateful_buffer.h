@@ -42,7 +42,6 @@ struct stateful_buffer {
     uint64_t next_receiving;  /* the id the next numbered message has */
     uint64_t latest_received; /* the highest id taken (0: none) */
     uint64_t last_acked;      /* the latest_received the last Ack carried */
-    bool wait_for_sequence;   /* after a reconnect, until the client's Sequence */
 };
 
 void stateful_buffer_init(struct stateful_buffer *b, size_t limit);
@@ -60,13 +59,15 @@ static inline bool stateful_buffer_full(const struct stateful_buffer *b)
     return b->bytes > b->limit;
 }
 /* A reconnect: the Sequence id to send (the first kept message's, or the
- * next id when nothing is kept); entries are then resent oldest first. From
- * now on the client's messages are ignored until its own Sequence. */
+ * next id when nothing is kept); entries are then resent oldest first. The
+ * client's messages go on being counted as if nothing happened until its own
+ * Sequence resets the count (ASP.NET Core 8's server, since it dropped its
+ * wait for the Sequence: dotnet/aspnetcore#50409). */
 uint64_t stateful_buffer_reconnected(struct stateful_buffer *b);
 
 enum stateful_verdict {
     STATEFUL_FORWARD, /* pass it on to the hub */
-    STATEFUL_DROP,    /* a duplicate, or anything before the client's Sequence */
+    STATEFUL_DROP,    /* a duplicate */
     STATEFUL_TAKEN,   /* Ack or Sequence: handled here, not for the hub */
     STATEFUL_INVALID, /* Sequence id beyond what was received: the connection ends */
 };
