@@ -91,7 +91,8 @@ async function dropMidStream(base, protocol) {
 
         fwd.cut();
         // The client noticed and is reconnecting: its next connection is held at the forwarder.
-        await pollUntil(() => fwd.held(), (n) => n >= 1, "the client's reconnect attempt", 20000);
+        await pollUntil(() => fwd.held() + (closed ? 1 : 0), (n) => n >= 1, "the client's reconnect attempt", 20000);
+        assert.equal(closed, null, `the connection closed at the cut: ${closed?.message}`);
         const echo = a.invoke("Echo", `${tag} sent during the gap`);
         for (let i = 0; i < GAP_MESSAGES; i++) {
             expected.push(`${tag} gap ${i}`);
