@@ -160,8 +160,8 @@ bool core_stateful_from_hub(struct core_session *s, struct wsmsg *m, bool first)
 
 /* ------------------------------------------------------------ client -> hub */
 
-/* The client's messages one by one: Ack and Sequence taken, duplicates and
- * anything before its Sequence dropped. Copies only when something goes. */
+/* The client's messages one by one: Ack and Sequence taken, duplicates
+ * dropped. Copies only when something goes. */
 struct wsmsg *core_stateful_from_client(struct core_session *s, struct wsmsg *m)
 {
     struct core_stateful *st = s->stateful;
@@ -347,6 +347,10 @@ bool core_stateful_resumed(struct core_session *s)
     st->resuming = false;
     s->transport = &core_ws_transport;
     timer_cancel(&s->disconnect_timer);
+    if (s->state != CORE_OPEN) { /* it ended meanwhile (its hub link was lost): let its last words out */
+        s->transport->closing(s);
+        return true;
+    }
     struct hub_msg seq;
     hub_msg_init(&seq);
     seq.kind = HUB_MSG_SEQUENCE;

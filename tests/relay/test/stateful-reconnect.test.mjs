@@ -5,7 +5,7 @@
 // and in order, on the same connection (same ConnectionId, no close, no new negotiate), and the
 // invocation made during the gap must complete. The same scenario runs straight against the real
 // ASP.NET Core backend (tests/backend allows stateful reconnects), so the relay is held to what the
-// server does. A raw client that never acks shows the buffer bound: the relay stops reading the
+// server does (there, a race of the JS client may duplicate the welcome's neighbour: see below). A raw client that never acks shows the buffer bound: the relay stops reading the
 // hub once the unacked bytes pass --stateful-reconnect-buffer, and resumes on the client's Ack.
 import { test } from "../../lib/test.mjs";
 import assert from "node:assert/strict";
@@ -68,7 +68,7 @@ function statefulConnection(url, protocol) {
     return builder.build();
 }
 
-async function dropMidStream(base, protocol) {
+async function dropMidStream(base, protocol, exact) {
     const fwd = await forwarder(Number(new URL(base).port));
     const a = statefulConnection(`${fwd.url}/chat`, protocol);
     const received = [];
@@ -103,9 +103,19 @@ async function dropMidStream(base, protocol) {
         assert.equal(await withTimeout(echo, 20000, "the Echo sent during the gap"), `${tag} sent during the gap`);
         expected.push(`${tag} after`);
         await b.invoke("Broadcast", expected.at(-1));
-        await pollUntil(() => received.length, (n) => n >= expected.length, `all ${expected.length} broadcasts`, 20000);
-        assert.deepStrictEqual(received.filter((m) => m.startsWith(tag)), expected,
-            "every broadcast exactly once, in order");
+        await pollUntil(() => received.includes(expected.at(-1)), (seen) => seen, "the last broadcast", 20000);
+        const got = received.filter((m) => m.startsWith(tag));
+        if (exact) {
+            assert.deepStrictEqual(got, expected, "every broadcast exactly once, in order");
+        } else {
+            // The real server: the JS client counts messages only once start()'s handshake promise
+            // has resolved, so a push read together with the handshake answer (OnConnectedAsync's)
+            // is numbered differently on the two sides and comes twice after the reconnect. The
+            // relay holds such pushes back (relay/core_stateful.c) and must be exact.
+            const once = got.filter((m, i) => i === 0 || m !== got[i - 1]);
+            assert.deepStrictEqual(once, expected, "every broadcast, in order");
+            if (once.length !== got.length) console.log(`note: the real server's client saw ${got.length - once.length} duplicate(s)`);
+        }
         assert.equal(closed, null, `the connection closed: ${closed?.message}`);
         assert.equal(a.state, signalR.HubConnectionState.Connected);
         assert.equal(a.connectionId, idBefore, "the same connection, not a new one");
@@ -120,8 +130,8 @@ for (const protocol of ["json", "messagepack"]) {
     test(`stateful reconnect (${protocol}): a drop mid-stream loses nothing, through the relay as directly`, async () => {
         const relay = await startRelay(["--hub", `chat=${BACKEND_URL}/chat`, "--disconnect-timeout", "30"]);
         try {
-            await dropMidStream(BACKEND_URL, protocol); // the real server, for reference
-            await dropMidStream(relay.url, protocol);
+            await dropMidStream(BACKEND_URL, protocol, false); // the real server, for reference
+            await dropMidStream(relay.url, protocol, true);
         } finally {
             await relay.stop();
         }
