@@ -92,6 +92,8 @@ void core_stateful_free(struct core_session *s)
     if (!st)
         return;
     timer_cancel(&st->ack_timer);
+    if (st->away || st->resuming)
+        s->loop->stats.core_stateful_away--;
     stateful_buffer_free(&st->buf);
     free(st);
     s->stateful = NULL;
@@ -271,6 +273,8 @@ static bool may_wait(const struct core_session *s)
 static void go_away(struct core_session *s)
 {
     struct core_stateful *st = s->stateful;
+    if (!st->away && !st->resuming)
+        s->loop->stats.core_stateful_away++;
     st->away = true;
     st->resuming = false;
     s->wsi = NULL;
@@ -345,6 +349,8 @@ bool core_stateful_resumed(struct core_session *s)
     if (!st || !st->resuming)
         return false;
     st->resuming = false;
+    s->loop->stats.core_stateful_away--;
+    s->loop->stats.core_stateful_resumes++;
     s->transport = &core_ws_transport;
     timer_cancel(&s->disconnect_timer);
     if (s->state != CORE_OPEN) { /* it ended meanwhile (its hub link was lost): let its last words out */

@@ -12,7 +12,7 @@ import assert from "node:assert/strict";
 import net from "node:net";
 import { startRelay } from "../../lib/process.mjs";
 import {
-    BACKEND_URL, RS, TIMEOUT_MS, WebSocket, closeServer, connectStock, httpRequest, listen, metrics,
+    BACKEND_URL, RS, disconnectSeenByBackend, TIMEOUT_MS, WebSocket, closeServer, connectStock, httpRequest, listen, metrics,
     pollUntil, signalR, stopAll, withTimeout, wsUrl,
 } from "../lib.mjs";
 import { MessagePackHubProtocol } from "@microsoft/signalr-protocol-msgpack";
@@ -120,6 +120,11 @@ async function dropMidStream(base, protocol, exact) {
         assert.equal(a.state, signalR.HubConnectionState.Connected);
         assert.equal(a.connectionId, idBefore, "the same connection, not a new one");
         assert.equal(await a.invoke("Echo", "still the same connection"), "still the same connection");
+        if (exact) { // the relay counted the drop and the return
+            const m = await metrics(base);
+            assert.ok(m.core_stateful_resumes_total >= 1, `core_stateful_resumes_total ${m.core_stateful_resumes_total}`);
+            assert.equal(m.core_stateful_away, 0);
+        }
     } finally {
         await stopAll(a, b);
         await fwd.close();
@@ -212,6 +217,39 @@ test("stateful reconnect: a client that never acks holds at most the buffer boun
     } finally {
         client.ws.terminate();
         await stopAll(sender);
+        await relay.stop();
+    }
+});
+
+test("stateful reconnect: a client that does not come back ends after --disconnect-timeout; one that says goodbye ends at once", async () => {
+    const relay = await startRelay(["--hub", `chat=${BACKEND_URL}/chat`, "--disconnect-timeout", "3"]);
+    try {
+        // Dropped without a Close frame: the backend link stays for the disconnect timeout, then goes.
+        const dropped = await rawStateful(relay.url);
+        const welcome = await pollUntil(() => dropped.messages.find((m) => m.target === "welcome"), Boolean, "the welcome");
+        const droppedId = welcome.arguments[0];
+        const droppedAt = Date.now();
+        dropped.ws.terminate();
+        await pollUntil(() => metrics(relay.url), (m) => m.core_stateful_away === 1, "the session waiting for its client");
+        await disconnectSeenByBackend(droppedId, 30000);
+        const waited = Date.now() - droppedAt;
+        assert.ok(waited >= 2500, `the backend link ended ${waited} ms after the drop, before the 3 s disconnect timeout`);
+        await pollUntil(() => metrics(relay.url), (m) => m.core_stateful_away === 0 && m.sessions_active === 0, "the session gone");
+
+        // A Close frame is a goodbye: no waiting (far under the 30 s timeout of this second relay).
+        const patient = await startRelay(["--hub", `chat=${BACKEND_URL}/chat`, "--disconnect-timeout", "30"]);
+        try {
+            const a = statefulConnection(`${patient.url}/chat`, "json");
+            const welcome = new Promise((resolve) => a.on("welcome", resolve));
+            await withTimeout(a.start(), TIMEOUT_MS, "start");
+            const id = await withTimeout(welcome, TIMEOUT_MS, "welcome");
+            await a.stop();
+            await disconnectSeenByBackend(id, 15000);
+            assert.equal((await metrics(patient.url)).core_stateful_away, 0);
+        } finally {
+            await patient.stop();
+        }
+    } finally {
         await relay.stop();
     }
 });
