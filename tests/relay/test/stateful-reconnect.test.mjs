@@ -236,15 +236,14 @@ test("stateful reconnect: a client that does not come back ends after --disconne
         assert.ok(waited >= 2500, `the backend link ended ${waited} ms after the drop, before the 3 s disconnect timeout`);
         await pollUntil(() => metrics(relay.url), (m) => m.core_stateful_away === 0 && m.sessions_active === 0, "the session gone");
 
-        // A Close frame is a goodbye: no waiting (far under the 30 s timeout of this second relay).
+        // A WebSocket Close frame (without a Close message: the stock clients send one on stop(), which
+        // the hub answers by closing) is a goodbye: no waiting, far under this second relay's 30 s.
         const patient = await startRelay(["--hub", `chat=${BACKEND_URL}/chat`, "--disconnect-timeout", "30"]);
         try {
-            const a = statefulConnection(`${patient.url}/chat`, "json");
-            const welcome = new Promise((resolve) => a.on("welcome", resolve));
-            await withTimeout(a.start(), TIMEOUT_MS, "start");
-            const id = await withTimeout(welcome, TIMEOUT_MS, "welcome");
-            await a.stop();
-            await disconnectSeenByBackend(id, 15000);
+            const leaving = await rawStateful(patient.url);
+            const hello = await pollUntil(() => leaving.messages.find((m) => m.target === "welcome"), Boolean, "the welcome");
+            leaving.ws.close(1000);
+            await disconnectSeenByBackend(hello.arguments[0], 15000);
             assert.equal((await metrics(patient.url)).core_stateful_away, 0);
         } finally {
             await patient.stop();
