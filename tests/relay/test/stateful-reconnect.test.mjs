@@ -165,13 +165,18 @@ test("stateful reconnect: offered only when asked and allowed (--stateful-reconn
 
 // A raw stateful JSON client (negotiate with useStatefulReconnect, handshake version 2) that reads
 // everything and acks nothing until told to.
-async function rawStateful(base) {
-    const n = JSON.parse((await httpRequest("POST", `${base}/chat/negotiate?negotiateVersion=1&useStatefulReconnect=true`)).body);
-    assert.equal(n.useStatefulReconnect, true);
-    const ws = new WebSocket(wsUrl(base, "chat", `id=${encodeURIComponent(n.connectionToken)}`), { perMessageDeflate: false });
+async function rawStateful(base, token = null) {
+    const resumed = token !== null; // the same connection's next WebSocket: no handshake
+    if (!token) {
+        const n = JSON.parse((await httpRequest("POST", `${base}/chat/negotiate?negotiateVersion=1&useStatefulReconnect=true`)).body);
+        assert.equal(n.useStatefulReconnect, true);
+        token = n.connectionToken;
+    }
+    const ws = new WebSocket(wsUrl(base, "chat", `id=${encodeURIComponent(token)}`), { perMessageDeflate: false });
     const messages = [];
     let bytes = 0, last = 0;
-    let handshake = false;
+    let handshake = resumed;
+    const closed = new Promise((resolve) => ws.once("close", (code) => resolve(code)));
     ws.on("message", (data) => {
         let text = Buffer.from(data).toString("utf8");
         if (!handshake) {
@@ -183,8 +188,8 @@ async function rawStateful(base) {
         for (const r of text.split(RS).filter(Boolean)) messages.push(JSON.parse(r));
     });
     await withTimeout(new Promise((resolve, reject) => { ws.once("open", resolve); ws.once("error", reject); }), TIMEOUT_MS, "open");
-    ws.send(`{"protocol":"json","version":2}${RS}`);
-    return { ws, messages, bytes: () => bytes, lastSize: () => last, ack: (id) => ws.send(`{"type":8,"sequenceId":${id}}${RS}`) };
+    if (!resumed) ws.send(`{"protocol":"json","version":2}${RS}`);
+    return { ws, token, closed, messages, bytes: () => bytes, lastSize: () => last, ack: (id) => ws.send(`{"type":8,"sequenceId":${id}}${RS}`) };
 }
 
 test("stateful reconnect: a client that never acks holds at most the buffer bound; its Ack lets the rest through", async () => {
@@ -249,6 +254,39 @@ test("stateful reconnect: a client that does not come back ends after --disconne
             await patient.stop();
         }
     } finally {
+        await relay.stop();
+    }
+});
+
+// A second WebSocket naming a connection whose first one is still open (the client saw a drop the
+// server did not): the relay takes it and drops the first, then the second gets Sequence and
+// carries the connection on. That is what ASP.NET Core's HttpConnectionDispatcher means to do (it
+// cancels the previous WebSocket and resends on the new one); run against tests/backend, the
+// cancelled WebSocket closes with 1000, which ends the whole connection, and the new one gets 404:
+// the client loses it. The relay keeps it.
+test("stateful reconnect: a second WebSocket for a connection still open takes it over", async () => {
+    const relay = await startRelay(["--hub", `chat=${BACKEND_URL}/chat`]);
+    let first, second, sender;
+    try {
+        first = await rawStateful(relay.url);
+        const hello = await pollUntil(() => first.messages.find((m) => m.target === "welcome"), Boolean, "the welcome");
+        second = await rawStateful(relay.url, first.token);
+        await withTimeout(first.closed, TIMEOUT_MS, "the first WebSocket closed");
+        const seq = await pollUntil(() => second.messages.find((m) => m.type === 9), Boolean, "a Sequence on the second");
+        assert.ok(seq.sequenceId >= 1 && seq.sequenceId <= 2, `Sequence ${seq.sequenceId}`);
+        second.ws.send(`{"type":9,"sequenceId":1}${RS}`);
+        ({ conn: sender } = await connectStock(`${relay.url}/chat`));
+        const text = `takeover ${Date.now()}`;
+        await sender.invoke("Broadcast", text);
+        await pollUntil(() => second.messages.some((m) => m.target === "broadcast" && m.arguments[0] === text), Boolean,
+            "the broadcast on the second WebSocket");
+        second.ws.send(`{"type":1,"invocationId":"1","target":"WhoAmI","arguments":[]}${RS}`);
+        const who = await pollUntil(() => second.messages.find((m) => m.type === 3 && m.invocationId === "1"), Boolean, "WhoAmI");
+        assert.equal(who.result.connectionId, hello.arguments[0], "the same connection on the backend");
+    } finally {
+        first?.ws.terminate();
+        second?.ws.terminate();
+        await stopAll(sender);
         await relay.stop();
     }
 });
