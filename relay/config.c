@@ -343,15 +343,6 @@ static enum config_result parse_legacy_websockets(struct relay_config *cfg, cons
     return CONFIG_OK;
 }
 
-static enum config_result parse_stateful_reconnect(struct relay_config *cfg, const char *value, char *err,
-                                                  size_t err_len)
-{
-    if (strcmp(value, "on") == 0) cfg->stateful_reconnect_off = false;
-    else if (strcmp(value, "off") == 0) cfg->stateful_reconnect_off = true;
-    else return config_fail(err, err_len, "--stateful-reconnect wants on or off, got '%s'", value);
-    return CONFIG_OK;
-}
-
 static enum config_result parse_size_between(const char *flag, const char *value, size_t *out,
                                              unsigned long long min, unsigned long long max, const char *range,
                                              char *err, size_t err_len)
@@ -436,9 +427,10 @@ static enum config_result apply_setting(struct relay_config *cfg, const char *na
     }
     if (strcmp(name, "drain-timeout") == 0) return parse_seconds("--drain-timeout", value, &cfg->drain_timeout_ms, err, err_len);
     if (strcmp(name, "disconnect-timeout") == 0) return parse_seconds("--disconnect-timeout", value, &cfg->disconnect_timeout_ms, err, err_len);
-    if (strcmp(name, "stateful-reconnect") == 0) return parse_stateful_reconnect(cfg, value, err, err_len);
-    if (strcmp(name, "stateful-reconnect-buffer") == 0)
-        return parse_size("--stateful-reconnect-buffer", value, &cfg->stateful_buffer_bytes, err, err_len);
+    if (strcmp(name, "stateful-reconnect") == 0 && strcmp(value, "on") == 0) { cfg->stateful_reconnect_off = false; return CONFIG_OK; }
+    if (strcmp(name, "stateful-reconnect") == 0 && strcmp(value, "off") == 0) { cfg->stateful_reconnect_off = true; return CONFIG_OK; }
+    if (strcmp(name, "stateful-reconnect") == 0) return config_fail(err, err_len, "--stateful-reconnect wants on or off, got '%s'", value);
+    if (strcmp(name, "stateful-reconnect-buffer") == 0) return parse_size("--stateful-reconnect-buffer", value, &cfg->stateful_buffer_bytes, err, err_len);
     if (strcmp(name, "long-poll-timeout") == 0) return parse_seconds("--long-poll-timeout", value, &cfg->long_poll_timeout_ms, err, err_len);
     if (strcmp(name, "backend-timeout") == 0) return parse_seconds("--backend-timeout", value, &cfg->backend_timeout_ms, err, err_len);
     if (strcmp(name, "max-message-size") == 0) return parse_size("--max-message-size", value, &cfg->max_message_bytes, err, err_len);
