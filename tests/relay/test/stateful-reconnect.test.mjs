@@ -1,12 +1,17 @@
-// Stateful reconnect (ASP.NET Core 8+, `withStatefulReconnect()`): the relay terminates it. The
-// stock JS client's TCP connection is cut mid-stream by a forwarder in the test; while the client
-// is away another client makes the hub broadcast N messages and the cut client invokes the hub
-// itself; then its next WebSocket (same id) gets through. Every message must arrive exactly once
-// and in order, on the same connection (same ConnectionId, no close, no new negotiate), and the
-// invocation made during the gap must complete. The same scenario runs straight against the real
-// ASP.NET Core backend (tests/backend allows stateful reconnects), so the relay is held to what the
-// server does (there, a race of the JS client may duplicate the welcome's neighbour: see below). A raw client that never acks shows the buffer bound: the relay stops reading the
-// hub once the unacked bytes pass --stateful-reconnect-buffer, and resumes on the client's Ack.
+// Stateful reconnect (ASP.NET Core 8+, `withStatefulReconnect()`): the relay terminates it.
+// - The stock JS client's TCP connection is cut mid-stream by a forwarder in the test; while the
+//   client is away another client makes the hub broadcast N messages and the cut client invokes
+//   the hub itself; then its next WebSocket (same id) gets through. Every message must arrive
+//   exactly once and in order, on the same connection (same ConnectionId, no close, no new
+//   negotiate), and the invocation made during the gap must complete. The same scenario runs
+//   straight against the real ASP.NET Core backend (tests/backend allows stateful reconnects), so
+//   the relay is held to what the server does (there, a race of the JS client may duplicate the
+//   message after the welcome: see dropMidStream).
+// - Negotiate offers it only when asked, and not with --stateful-reconnect off.
+// - A raw client that never acks shows the buffer bound: the relay stops reading the hub once the
+//   unacked bytes pass --stateful-reconnect-buffer, and resumes on the client's Ack.
+// - A client that does not come back ends after --disconnect-timeout; a Close frame ends it at once.
+// - A second WebSocket for a connection whose first one is still open takes it over.
 import { test } from "../../lib/test.mjs";
 import assert from "node:assert/strict";
 import net from "node:net";
