@@ -63,6 +63,34 @@ static enum hub_msg_kind msgpack_kind(const char *body, size_t len, struct proto
     return kind;
 }
 
+/* Ack and Sequence: decoded whole for their sequenceId. */
+static enum proto_status sequence_id_of(int binary, const char *body, size_t len, int64_t *sequence_id,
+                                        struct proto_error *err)
+{
+    struct hub_msg msg;
+    hub_msg_init(&msg);
+    enum proto_status st = binary ? core_msgpack_decode(body, len, &msg, err) : core_json_decode(body, len, &msg, err);
+    *sequence_id = st == PROTO_OK ? msg.sequence_id : 0;
+    hub_msg_release(&msg);
+    return st;
+}
+
+enum proto_status core_peek_next(int binary, const char *data, size_t len, size_t *consumed,
+                                 enum hub_msg_kind *kind, int64_t *sequence_id, struct proto_error *err)
+{
+    struct span message;
+    *kind = HUB_MSG_NONE;
+    *sequence_id = 0;
+    enum proto_status st = binary ? core_binary_next_frame(data, len, PEEK_MAX_MESSAGE, &message, consumed, err)
+                                  : core_text_next_record(data, len, PEEK_MAX_MESSAGE, &message, consumed, err);
+    if (st != PROTO_OK)
+        return st;
+    *kind = binary ? msgpack_kind(message.ptr, message.len, err, &st) : json_kind(message.ptr, message.len, err, &st);
+    if (st == PROTO_OK && (*kind == HUB_MSG_ACK || *kind == HUB_MSG_SEQUENCE))
+        st = sequence_id_of(binary, message.ptr, message.len, sequence_id, err);
+    return st;
+}
+
 enum proto_status core_peek_kinds(int binary, const char *data, size_t len, unsigned *kinds,
                                   struct proto_error *err)
 {

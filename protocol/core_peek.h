@@ -10,6 +10,7 @@
 #define SR_CORE_PEEK_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "protocol/hub_msg.h"
 #include "protocol/proto_status.h"
@@ -23,5 +24,12 @@
  * malformed message (a trailing partial message is PROTO_INCOMPLETE). */
 enum proto_status core_peek_kinds(int binary, const char *data, size_t len, unsigned *kinds,
                                   struct proto_error *err);
+
+/* The first whole message of data (as above): its framed length (*consumed,
+ * with the 0x1E or the VarInt prefix), its kind (HUB_MSG_NONE for a type
+ * this relay does not know) and, for Ack and Sequence, its sequenceId (0
+ * otherwise). Stateful reconnect counts and filters messages one by one with it. */
+enum proto_status core_peek_next(int binary, const char *data, size_t len, size_t *consumed,
+                                 enum hub_msg_kind *kind, int64_t *sequence_id, struct proto_error *err);
 
 #endif

@@ -59,6 +59,7 @@ void config_init(struct relay_config *cfg)
     cfg->handshake_timeout_ms = 15000;
     cfg->negotiate_ttl_ms = 15000;
     cfg->disconnect_timeout_ms = 15000;
+    cfg->stateful_buffer_bytes = 100000; /* ASP.NET Core's HubOptions.StatefulReconnectBufferSize */
     cfg->long_poll_timeout_ms = 90000;
     cfg->backend_timeout_ms = 10000;
     cfg->drain_timeout_ms = 30000;
@@ -427,6 +428,10 @@ static enum config_result apply_setting(struct relay_config *cfg, const char *na
     }
     if (strcmp(name, "drain-timeout") == 0) return parse_seconds("--drain-timeout", value, &cfg->drain_timeout_ms, err, err_len);
     if (strcmp(name, "disconnect-timeout") == 0) return parse_seconds("--disconnect-timeout", value, &cfg->disconnect_timeout_ms, err, err_len);
+    if (strcmp(name, "stateful-reconnect") == 0 && strcmp(value, "on") == 0) { cfg->stateful_reconnect_off = false; return CONFIG_OK; }
+    if (strcmp(name, "stateful-reconnect") == 0 && strcmp(value, "off") == 0) { cfg->stateful_reconnect_off = true; return CONFIG_OK; }
+    if (strcmp(name, "stateful-reconnect") == 0) return config_fail(err, err_len, "--stateful-reconnect wants on or off, got '%s'", value);
+    if (strcmp(name, "stateful-reconnect-buffer") == 0) return parse_size("--stateful-reconnect-buffer", value, &cfg->stateful_buffer_bytes, err, err_len);
     if (strcmp(name, "long-poll-timeout") == 0) return parse_seconds("--long-poll-timeout", value, &cfg->long_poll_timeout_ms, err, err_len);
     if (strcmp(name, "backend-timeout") == 0) return parse_seconds("--backend-timeout", value, &cfg->backend_timeout_ms, err, err_len);
     if (strcmp(name, "max-message-size") == 0) return parse_size("--max-message-size", value, &cfg->max_message_bytes, err, err_len);

@@ -67,6 +67,8 @@ struct relay_config {
     unsigned client_timeout_ms;   /* Core client timeout (30 s) */
     unsigned handshake_timeout_ms;/* Core handshake timeout (15 s) */
     unsigned negotiate_ttl_ms;    /* unused negotiate tokens expire (15 s) */
+    bool stateful_reconnect_off;  /* --stateful-reconnect off: negotiate never offers it */
+    size_t stateful_buffer_bytes; /* unacked bytes toward a stateful client before the hub waits (100000) */
     unsigned disconnect_timeout_ms; /* Core SSE/long polling: a client without a poll or stream is gone (15 s) */
     unsigned long_poll_timeout_ms;  /* Core long polling: an empty poll is answered after this (90 s) */
     unsigned probe_interval_ms;   /* TCP connect to every backend instance this often (5 s); 0: off */

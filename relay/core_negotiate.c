@@ -117,6 +117,7 @@ static void accept_backend_reply(struct negotiation *n, const struct backend_pin
             .connection_id = span_from_cstr(n->backend_connection_id),
             .connection_token = span_from_cstr(n->token),
             .transports = NEGOTIATE_TRANSPORT_ALL,
+            .use_stateful_reconnect = n->stateful, /* the relay keeps it, the backend never sees it */
         };
         if (!n->backend_connection_id || !n->backend_token || !minted ||
             negotiate_encode_response(&reply, &out, NULL) != PROTO_OK ||
@@ -193,6 +194,12 @@ int core_negotiate_begin(struct core_negotiations *table, struct lws *wsi, const
         return rc;
     }
     buf_free(&error_text);
+    struct buf stateful_text;
+    buf_init(&stateful_text);
+    bool stateful = !cfg->stateful_reconnect_off &&
+                    http_query_value(wsi, "useStatefulReconnect", &stateful_text) == HTTP_ARG_FOUND &&
+                    negotiate_query_bool(buf_span(&stateful_text));
+    buf_free(&stateful_text);
 
     struct negotiation *n = calloc(1, sizeof *n);
     static const char *const not_forwarded[] = { "negotiateVersion", "useStatefulReconnect", "id" };
@@ -211,6 +218,7 @@ int core_negotiate_begin(struct core_negotiations *table, struct lws *wsi, const
     n->table = table;
     n->hub = hub;
     n->client_version = version;
+    n->stateful = stateful;
     n->http_wsi = wsi;
     timer_entry_init(&n->expiry, negotiation_expired);
     table->loop->stats.negotiations++;

@@ -44,6 +44,7 @@ struct negotiation {
     struct core_negotiations *table;
     const struct hub_route *hub;
     int client_version;               /* 0 or 1 */
+    bool stateful;                    /* useStatefulReconnect: the client asked and the relay allows it */
     char *backend_connection_id;
     char *backend_token;              /* id= toward the backend */
     struct lws *http_wsi;             /* the client's request, until answered */

@@ -27,16 +27,33 @@ static bool is_binary(const struct core_session *s)
 
 static void close_after_flush(struct core_session *s);
 
+void core_session_flow(struct core_session *s)
+{
+    size_t mark = s->loop->cfg->max_buffered_bytes;
+    bool unacked = core_stateful_full(s);
+    if (!s->channel)
+        return;
+    if (!s->hub_paused && (s->to_client.bytes > mark || unacked)) {
+        s->hub_paused = true;
+        s->loop->stats.flow_control_pauses++;
+        hub_channel_pause(s->channel, true);
+    } else if (s->hub_paused && s->to_client.bytes <= mark / 2 && !unacked) {
+        s->hub_paused = false;
+        hub_channel_pause(s->channel, false);
+    }
+}
+
 static void queue_to_client(struct core_session *s, struct wsmsg *m)
 {
     s->last_sent_ms = clock_now_ms();
     msg_queue_push(&s->to_client, m);
     s->transport->kick(s);
-    if (!s->hub_paused && s->channel && s->to_client.bytes > s->loop->cfg->max_buffered_bytes) {
-        s->hub_paused = true;
-        s->loop->stats.flow_control_pauses++;
-        hub_channel_pause(s->channel, true);
-    }
+    core_session_flow(s);
+}
+
+void core_session_queue(struct core_session *s, struct wsmsg *m)
+{
+    queue_to_client(s, m);
 }
 
 /* A message of the relay's own. One that cannot be allocated ends the
@@ -101,6 +118,11 @@ static void close_with_error(struct core_session *s, const char *error, bool all
     close_after_flush(s);
 }
 
+void core_session_fail(struct core_session *s, const char *error)
+{
+    close_with_error(s, error, false);
+}
+
 /* The hub side is gone; tell the client in the only way its state allows. */
 static void report_hub_loss(struct core_session *s, const char *what)
 {
@@ -141,18 +163,24 @@ static void core_arm_keepalive(struct core_session *s, uint64_t from)
     loop_timer_schedule(s->loop, &s->keepalive_timer, from + s->loop->cfg->keepalive_ms);
 }
 
+bool core_session_send_own(struct core_session *s, const struct hub_msg *msg)
+{
+    struct buf out;
+    buf_init(&out);
+    enum proto_status st = is_binary(s) ? core_msgpack_encode(msg, &out, NULL) : core_json_encode(msg, &out, NULL);
+    if (st == PROTO_OK)
+        send_bytes_to_client(s, out.data, out.len, is_binary(s));
+    buf_free(&out);
+    return st == PROTO_OK && s->state != CORE_CLOSING;
+}
+
 /* A Ping message in the client's protocol, from the codec. */
 static void send_ping(struct core_session *s)
 {
     struct hub_msg ping;
     hub_msg_init(&ping);
     ping.kind = HUB_MSG_PING;
-    struct buf out;
-    buf_init(&out);
-    enum proto_status st = is_binary(s) ? core_msgpack_encode(&ping, &out, NULL) : core_json_encode(&ping, &out, NULL);
-    if (st == PROTO_OK)
-        send_bytes_to_client(s, out.data, out.len, is_binary(s));
-    buf_free(&out);
+    core_session_send_own(s, &ping);
 }
 
 static void core_keepalive_due(struct timer_entry *e)
@@ -285,8 +313,10 @@ static void hub_message(void *owner, struct wsmsg *msg)
         wsmsg_free(msg);
         return;
     }
+    bool first = !s->handshake_answered;
     inspect_hub_message(s, msg);
-    queue_to_client(s, msg);
+    if (core_stateful_from_hub(s, msg, first)) /* numbered and kept; held back while the client is away */
+        queue_to_client(s, msg);
 }
 
 /* refused and closed: the channel is gone either way. */
@@ -393,6 +423,7 @@ static void handle_handshake_bytes(struct core_session *s, struct wsmsg *m)
     } else {
         s->state = CORE_OPEN;
         s->loop->stats.sessions_opened++;
+        core_stateful_start(s, req.version);
         s->hub_answer_due_ms = clock_now_ms() + s->loop->cfg->handshake_timeout_ms;
         core_arm_open_timeout(s);
         watch_for_first_ping(s, s->handshake.data + consumed, s->handshake.len - consumed);
@@ -419,7 +450,9 @@ static void handle_client_message(struct core_session *s, struct wsmsg *m)
     case CORE_OPEN:
         if (!s->client_pinged)
             watch_for_first_ping(s, (const char *)m->payload, m->len);
-        forward_to_hub(s, m);
+        m = core_stateful_from_client(s, m); /* Ack and Sequence taken, duplicates dropped */
+        if (m)
+            forward_to_hub(s, m);
         return;
     case CORE_CLOSING:
         wsmsg_free(m);
@@ -452,10 +485,7 @@ int core_session_receive(struct core_session *s, const void *in, size_t len)
 
 void core_session_sent(struct core_session *s)
 {
-    if (s->hub_paused && s->channel && s->to_client.bytes <= s->loop->cfg->max_buffered_bytes / 2) {
-        s->hub_paused = false;
-        hub_channel_pause(s->channel, false);
-    }
+    core_session_flow(s);
 }
 
 /* The body of a POST (SSE, long polling): whole messages, in the client's
@@ -475,50 +505,6 @@ void core_session_client_data(struct core_session *s, const void *data, size_t l
         close_with_error(s, "Connection closed with an error. The relay ran out of memory.", true);
     else
         fail_handshake(s, HANDSHAKE_TEXT_CANCELED);
-}
-
-/* ---------------------------------------------------- WebSocket transport */
-
-static void ws_kick(struct core_session *s)
-{
-    /* At once when nothing is ahead of it (see wsmsg_send); the queue holds the rest. */
-    struct wsmsg *m = s->to_client.count == 1 ? msg_queue_pop(&s->to_client) : NULL;
-    if (m)
-        wsmsg_send(s->wsi, &s->to_client, m);
-}
-
-static void ws_pause_reading(struct core_session *s, bool paused)
-{
-    if (paused)
-        wsmsg_pause_reading(s->wsi, &s->client_paused, s->loop);
-    else
-        wsmsg_resume_reading(s->wsi, &s->client_paused);
-}
-
-static void ws_closing(struct core_session *s)
-{
-    if (s->wsi)
-        lws_callback_on_writable(s->wsi);
-}
-
-static const struct core_transport ws_transport = {
-    .kind = CORE_TRANSPORT_WEBSOCKETS,
-    .pings = true,
-    .kick = ws_kick,
-    .pause_reading = ws_pause_reading,
-    .closing = ws_closing,
-};
-
-int core_session_writeable(struct core_session *s)
-{
-    if (!wsmsg_flush(s->wsi, &s->to_client))
-        return -1;
-    core_session_sent(s);
-    if (s->state == CORE_CLOSING && msg_queue_is_empty(&s->to_client) && !lws_partial_buffered(s->wsi)) {
-        lws_close_reason(s->wsi, LWS_CLOSE_STATUS_NORMAL, NULL, 0);
-        return -1;
-    }
-    return 0;
 }
 
 /* ------------------------------------------------------------- lifecycle */
@@ -601,7 +587,7 @@ struct core_session *core_session_create(struct core_sessions *table, struct lws
     s->loop = table->loop;
     s->table = table;
     s->wsi = wsi;
-    s->transport = &ws_transport;
+    s->transport = &core_ws_transport;
     s->endpoint = endpoint;
     s->state = CORE_AWAIT_HANDSHAKE;
     s->protocol = HUB_PROTOCOL_JSON;
@@ -614,8 +600,10 @@ struct core_session *core_session_create(struct core_sessions *table, struct lws
     snprintf(s->connection_id, sizeof s->connection_id, "-");
     if (c->connection_id)
         snprintf(s->connection_id, sizeof s->connection_id, "%s", c->connection_id);
-    if (negotiation)
+    if (negotiation) {
+        s->stateful_offered = negotiation->stateful;
         core_negotiation_free(negotiation);
+    }
     list_push_back(&table->all, &s->link);
     s->loop->stats.sessions_active++;
     return s;
@@ -626,6 +614,11 @@ void core_session_established(struct core_session *s)
     uint64_t now = clock_now_ms();
     s->last_received_ms = now;
     s->last_sent_ms = now;
+    if (core_stateful_resumed(s)) { /* a stateful client's next WebSocket: Sequence and the resend went out */
+        core_arm_keepalive(s, now);
+        core_arm_open_timeout(s);
+        return;
+    }
     loop_timer_schedule(s->loop, &s->timeout_timer, now + s->loop->cfg->handshake_timeout_ms);
     /* Spread keepalives: the first one comes up to 10% early. */
     s->last_sent_ms = now - (s->loop->cfg->keepalive_ms - timer_jitter(s->loop->cfg->keepalive_ms, random_u32(), 10));
@@ -680,6 +673,7 @@ void core_session_destroy(struct core_session *s)
     timer_cancel(&s->keepalive_timer);
     timer_cancel(&s->timeout_timer);
     timer_cancel(&s->disconnect_timer);
+    core_stateful_free(s);
     if (s->in_table)
         dict_remove(&s->table->by_token, &s->by_token);
     free(s->token);

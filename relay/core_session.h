@@ -40,6 +40,8 @@
 #include "relay/wsmsg.h"
 
 struct negotiation;
+struct hub_msg;
+struct core_stateful;
 struct core_session;
 
 /* Every live Core session, for shutdown; those an HTTP transport carries
@@ -74,6 +76,9 @@ struct core_transport {
     void (*detach)(struct core_session *s);
     void (*timer_due)(struct core_session *s);
 };
+/* The WebSocket transport (relay/core_ws.c). */
+extern const struct core_transport core_ws_transport;
+
 /* Relay shutdown: a Close with allowReconnect to every session (so the
  * client reconnects, to another relay instance if there is one), then the
  * sockets close. */
@@ -121,7 +126,10 @@ struct core_session {
     bool handshake_answered;           /* the hub's handshake response reached the queue */
     bool hub_sent_close;
     bool client_paused;                /* we stopped reading the client (the hub side is slow) */
-    bool hub_paused;                   /* we paused the channel (the client is slow) */
+    bool hub_paused;                   /* we paused the channel (the client is slow, or has not acked) */
+    bool stateful_offered;             /* negotiate answered useStatefulReconnect: true */
+    bool client_closed;                /* the client's WebSocket Close frame came */
+    struct core_stateful *stateful;    /* stateful reconnect (relay/core_stateful.c), or NULL */
     char connection_id[48];            /* for logs: the hub's id, or "-" */
 
     /* SSE and long polling (relay/core_http.c): the token the requests carry,
@@ -172,6 +180,40 @@ void core_session_sent(struct core_session *s);
 /* The client went away (SSE stream closed, long polling deleted or timed out):
  * the hub hears the end and the session is freed. */
 void core_session_client_gone(struct core_session *s);
+/* For relay/core_stateful.c: m toward the client (owned from here); a
+ * message of the relay's own in the client's protocol (false when it could
+ * not be encoded or allocated: the session is closing then); the
+ * connection ends with a Close carrying error; the hub's pause re-checked
+ * (the client's queue over --max-buffered, or the stateful buffer full). */
+void core_session_queue(struct core_session *s, struct wsmsg *m);
+bool core_session_send_own(struct core_session *s, const struct hub_msg *msg);
+void core_session_fail(struct core_session *s, const char *error);
+void core_session_flow(struct core_session *s);
+/* The client's WebSocket ended: a stateful session waits for its next one
+ * (relay/core_stateful.c), any other is destroyed. */
+void core_session_ws_closed(struct core_session *s);
+/* Stateful reconnect (relay/core_stateful.c, whose first comment tells the whole of it). */
+/* The client's handshake was accepted with this protocol version. */
+void core_stateful_start(struct core_session *s, int version);
+void core_stateful_free(struct core_session *s);
+/* Whether the unacked bytes are over the bound (false when not stateful). */
+bool core_stateful_full(const struct core_session *s);
+
+/* A message from the hub (first: it began with the handshake answer). True:
+ * queue it toward the client; false: it was taken (the client is away) or
+ * the session is closing. */
+bool core_stateful_from_hub(struct core_session *s, struct wsmsg *m, bool first);
+/* A whole WebSocket message from the client: what to pass to the hub (m
+ * itself, a copy without Ack, Sequence and duplicates, or NULL for nothing). */
+struct wsmsg *core_stateful_from_client(struct core_session *s, struct wsmsg *m);
+
+/* A WebSocket upgrade naming s's token for endpoint: true when s takes it
+ * as its client's next WebSocket (wsi's opaque data must then be s). */
+bool core_stateful_resume(struct core_session *s, struct lws *wsi, const struct hub_endpoint *endpoint);
+/* The WebSocket from core_stateful_resume is established: Sequence and the
+ * resend go out. False for any other session. */
+bool core_stateful_resumed(struct core_session *s);
+
 static inline bool core_session_done(const struct core_session *s)
 {
     return s->state == CORE_CLOSING && msg_queue_is_empty(&s->to_client);

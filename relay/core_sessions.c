@@ -18,7 +18,7 @@ void core_sessions_free(struct core_sessions *table)
     while (n != &table->all) {
         struct core_session *s = list_container_of(n, struct core_session, link);
         n = n->next;
-        if (s->transport->kind != CORE_TRANSPORT_WEBSOCKETS) {
+        if (s->transport->kind != CORE_TRANSPORT_WEBSOCKETS || !s->wsi) { /* no socket: SSE, LP, a stateful client away */
             core_session_client_gone(s);
         } else if (s->in_table) { /* it goes later, with its wsi */
             dict_remove(&table->by_token, &s->by_token);

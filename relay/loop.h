@@ -39,6 +39,8 @@ struct relay_stats {
     uint64_t legacy_shared_translations; /* server invocations a legacy link took already translated (a fan-out's) */
     uint64_t core_polls_waiting;    /* Core long polls held open */
     uint64_t core_streams_open;     /* Core SSE streams */
+    uint64_t core_stateful_away;    /* stateful-reconnect sessions whose client's WebSocket is gone */
+    uint64_t core_stateful_resumes; /* stateful-reconnect clients back on a new WebSocket */
 };
 
 struct loop {

@@ -220,6 +220,11 @@ static int confirm_upgrade(struct relay *relay, struct lws *wsi)
         }
         struct core_session *live = n ? NULL : core_sessions_find(&relay->sessions, id.data);
         int refused = 0;
+        if (live && core_stateful_resume(live, wsi, &relay->endpoints[hub - relay->loop.cfg->hubs].base)) {
+            lws_set_opaque_user_data(wsi, live); /* a stateful client's next WebSocket */
+            buf_free(&id);
+            return 0;
+        }
         if (live) /* as the server: a second WebSocket 409, another transport's connection 400 */
             refused = live->transport->kind == CORE_TRANSPORT_WEBSOCKETS
                           ? http_refuse_upgrade(relay->loop.cfg, wsi, 409, "")
@@ -263,7 +268,7 @@ static void detach_and_destroy(struct lws *wsi, void *owner)
 {
     lws_set_opaque_user_data(wsi, NULL);
     switch (role_of(owner)) {
-    case WSI_ROLE_CORE_SESSION: core_session_destroy(owner); break;
+    case WSI_ROLE_CORE_SESSION: core_session_ws_closed(owner); break;
     case WSI_ROLE_NEGOTIATION: core_negotiate_abandon(owner); break;
     case WSI_ROLE_LEGACY_SESSION: legacy_session_channel_closed(owner, wsi); break;
     case WSI_ROLE_LEGACY_START: legacy_start_abandoned(owner); break;
@@ -340,6 +345,10 @@ static int server_callback(struct lws *wsi, enum lws_callback_reasons reason, vo
         if (role_of(owner) == WSI_ROLE_SERVICE_SERVER)
             return service_server_receive(owner, in, len);
         return -1;
+    case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE:
+        if (session_of(owner))
+            ((struct core_session *)owner)->client_closed = true; /* a goodbye, not a drop */
+        return 0;
     case LWS_CALLBACK_RECEIVE_PONG:
         if (role_of(owner) == WSI_ROLE_LEGACY_SESSION)
             legacy_session_heard(owner);

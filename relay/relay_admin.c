@@ -176,6 +176,9 @@ static void relay_render_metrics(struct relay *relay, struct buf *out)
                  (unsigned long long)s->core_polls_waiting, (unsigned long long)s->core_streams_open,
                  (unsigned long long)s->legacy_shared_translations);
     buf_append(out, text, n > 0 ? (size_t)n : 0);
+    n = snprintf(text, sizeof text, "signalr_relay_core_stateful_away %llu\nsignalr_relay_core_stateful_resumes_total %llu\n",
+                 (unsigned long long)s->core_stateful_away, (unsigned long long)s->core_stateful_resumes);
+    buf_append(out, text, n > 0 ? (size_t)n : 0);
     backend_pools_render_metrics(&relay->backends.pools, clock_now_ms(), out);
     service_render_metrics(&relay->service, out);
     tls_render_metrics(&relay->tls, out);

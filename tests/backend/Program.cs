@@ -53,7 +53,8 @@ app.MapGet("/test/disconnects/{connectionId}", (string connectionId) =>
         : Results.NotFound());
 app.MapGet("/test/streams", () => Results.Json(Observations.StreamSummary()));
 
-app.MapHub<ChatHub>("/chat");
+// Stateful reconnect is allowed so tests can hold the relay to what the real server does with it.
+app.MapHub<ChatHub>("/chat", options => options.AllowStatefulReconnects = true);
 app.MapHub<StatusHub>("/status");
 app.MapHub<SecureHub>("/secure");
 

@@ -10,6 +10,8 @@
  *     peeked union is exactly the union of the decoded kinds;
  *   - when every message decodes, peek accepts the buffer (it never refuses
  *     what the full decoder takes).
+ *   - core_peek_next, message by message, frames exactly as the split does, and
+ *     for a message that decodes gives the decoded kind and (Ack, Sequence) sequenceId.
  * A message the full decoder refuses may still set a bit (peek only glances
  * at the ASP.NET Core server's type-first messages).
  *
@@ -47,11 +49,21 @@ static void check(int binary, const char *data, size_t size)
         }
         if (consumed == 0 || consumed > size - pos)
             fail("framing bounds");
+        size_t next_used = 0;
+        enum hub_msg_kind next_kind;
+        int64_t next_id;
+        enum proto_status next = core_peek_next(binary, data + pos, size - pos, &next_used, &next_kind, &next_id, NULL);
+        if (next_used != consumed)
+            fail("core_peek_next frames differently");
         struct hub_msg msg;
         hub_msg_init(&msg);
         st = binary ? core_msgpack_decode(message.ptr, message.len, &msg, NULL)
                     : core_json_decode(message.ptr, message.len, &msg, NULL);
         if (st == PROTO_OK) {
+            if (next != PROTO_OK || next_kind != msg.kind)
+                fail("core_peek_next's kind differs from the decoded kind");
+            if ((msg.kind == HUB_MSG_ACK || msg.kind == HUB_MSG_SEQUENCE) && next_id != msg.sequence_id)
+                fail("core_peek_next's sequenceId differs from the decoded one");
             decoded |= CORE_KIND_BIT(msg.kind);
             hub_msg_release(&msg);
         } else if (st != PROTO_UNKNOWN_TYPE) {

@@ -290,6 +290,18 @@ static void test_limits(void)
     expect_error("whole number from 0", 3, (char *[]){ "relay", "--max-connections-per-address", "12x" });
     expect_error("whole number from 0", 3, (char *[]){ "relay", "--max-connections", "20000000" });
     expect_error("--max-hub-message-size wants a size", 3, (char *[]){ "relay", "--max-hub-message-size", "12" });
+    /* Stateful reconnect: on with ASP.NET Core's 100,000-byte buffer unless told otherwise. */
+    CHECK_EQ_INT(parse(&cfg, err, sizeof err, 1, none), CONFIG_OK);
+    CHECK(!cfg.stateful_reconnect_off);
+    CHECK_EQ_INT(cfg.stateful_buffer_bytes, 100000);
+    config_free(&cfg);
+    char *stateful[] = { "relay", "--stateful-reconnect", "off", "--stateful-reconnect-buffer", "16K" };
+    CHECK_EQ_INT(parse(&cfg, err, sizeof err, 5, stateful), CONFIG_OK);
+    CHECK(cfg.stateful_reconnect_off);
+    CHECK_EQ_INT(cfg.stateful_buffer_bytes, 16u << 10);
+    config_free(&cfg);
+    expect_error("--stateful-reconnect wants on or off, got 'yes'", 3, (char *[]){ "relay", "--stateful-reconnect", "yes" });
+    expect_error("--stateful-reconnect-buffer wants a size", 3, (char *[]){ "relay", "--stateful-reconnect-buffer", "12" });
 }
 
 int main(void)

@@ -56,5 +56,41 @@ int main(void)
     /* Truncated frame. */
     k = kinds_of(1, "\x07\x95\x03", 3, &st);
     CHECK_EQ_INT(st, PROTO_INCOMPLETE);
+
+    /* core_peek_next: one message at a time, with Ack's and Sequence's sequenceId (stateful reconnect). */
+    const char seq[] = "{\"type\":9,\"sequenceId\":12}\x1e{\"sequenceId\":3,\"type\":8}\x1e{\"type\":6}\x1e";
+    size_t used = 0;
+    enum hub_msg_kind kind;
+    int64_t id = -1;
+    CHECK_EQ_INT(core_peek_next(0, seq, sizeof seq - 1, &used, &kind, &id, NULL), PROTO_OK);
+    CHECK_EQ_INT(kind, HUB_MSG_SEQUENCE);
+    CHECK_EQ_INT(id, 12);
+    CHECK_EQ_INT(used, 27);
+    size_t off = used;
+    CHECK_EQ_INT(core_peek_next(0, seq + off, sizeof seq - 1 - off, &used, &kind, &id, NULL), PROTO_OK);
+    CHECK_EQ_INT(kind, HUB_MSG_ACK);
+    CHECK_EQ_INT(id, 3);
+    off += used;
+    CHECK_EQ_INT(core_peek_next(0, seq + off, sizeof seq - 1 - off, &used, &kind, &id, NULL), PROTO_OK);
+    CHECK_EQ_INT(kind, HUB_MSG_PING);
+    CHECK_EQ_INT(id, 0);
+    CHECK_EQ_INT(off + used, sizeof seq - 1);
+    /* An Ack without its sequenceId is an error, not id 0. */
+    CHECK(proto_status_is_error(core_peek_next(0, "{\"type\":8}\x1e", 11, &used, &kind, &id, NULL)));
+    /* MessagePack: Ack 5 (03 92 08 05), Sequence 300 (05 92 09 cd 01 2c), Ping. */
+    const char mpseq[] = "\x03\x92\x08\x05"
+                         "\x05\x92\x09\xcd\x01\x2c"
+                         "\x02\x91\x06";
+    CHECK_EQ_INT(core_peek_next(1, mpseq, sizeof mpseq - 1, &used, &kind, &id, NULL), PROTO_OK);
+    CHECK_EQ_INT(kind, HUB_MSG_ACK);
+    CHECK_EQ_INT(id, 5);
+    CHECK_EQ_INT(used, 4);
+    CHECK_EQ_INT(core_peek_next(1, mpseq + 4, sizeof mpseq - 5, &used, &kind, &id, NULL), PROTO_OK);
+    CHECK_EQ_INT(kind, HUB_MSG_SEQUENCE);
+    CHECK_EQ_INT(id, 300);
+    CHECK_EQ_INT(used, 6);
+    CHECK_EQ_INT(core_peek_next(1, mpseq + 10, 3, &used, &kind, &id, NULL), PROTO_OK);
+    CHECK_EQ_INT(kind, HUB_MSG_PING);
+    CHECK_EQ_INT(core_peek_next(1, "\x07\x95\x03", 3, &used, &kind, &id, NULL), PROTO_INCOMPLETE);
     return test_main_result("test_core_peek");
 }

@@ -31,7 +31,13 @@ public sealed class Scenarios
             ? new (string, Func<Task>)[] { ("the backend process dies: Closed with an error, or Reconnecting", () => BackendDies(path, pid)) }
             : Array.Empty<(string, Func<Task>)>());
 
-    private IEnumerable<(string Name, Func<Task> Run)> Everywhere() => new (string, Func<Task>)[]
+    private IEnumerable<(string Name, Func<Task> Run)> Everywhere() => AllTransports().Concat(
+        _env.TransportName == "WebSockets"
+            ? new (string, Func<Task>)[] { ("stateful reconnect: a drop mid-stream loses nothing (StatefulReconnect.cs)",
+                                            () => StatefulReconnect.DropMidStream(_env, _connections)) }
+            : Array.Empty<(string, Func<Task>)>());
+
+    private IEnumerable<(string Name, Func<Task> Run)> AllTransports() => new (string, Func<Task>)[]
     {
         ("welcome push on connect", WelcomePush),
         ("echo of every value type incl. 1 MiB", EchoValues),
