@@ -58,6 +58,7 @@ struct legacy_table {
     size_t hub_count;
     struct token_key token_key;      /* signs legacy connection tokens */
     uint32_t instance_id;            /* random per process: in legacy cursors */
+    struct backends *backends;       /* proxy mode: asked at negotiate whether the client may use its hubs */
 };
 
 /* hub_count hubs, whose endpoint the caller then sets. False when out of

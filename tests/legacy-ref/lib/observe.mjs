@@ -48,8 +48,9 @@ export class Endpoint {
     }
 
     // One request: status, headers we compare, body (text). readFor: for answers that stay open
-    // (event streams, held polls), how long to read before giving up on the rest (ms).
-    async request(path, { method = "GET", form, headers = {}, readFor = 0, timeout = 10000 } = {}) {
+    // (event streams, held polls), how long to read before giving up on the rest (ms); until: a
+    // test of the body read so far that ends the reading early once it holds what is awaited.
+    async request(path, { method = "GET", form, headers = {}, readFor = 0, timeout = 10000, until = null } = {}) {
         const controller = new AbortController();
         const timer = setTimeout(() => controller.abort(), readFor || timeout);
         const init = { method, headers: { ...headers }, signal: controller.signal };
@@ -76,6 +77,11 @@ export class Endpoint {
                 if (done) break;
                 firstChunkAt.push(Date.now() - started);
                 chunks.push(Buffer.from(value));
+                if (until && until(Buffer.concat(chunks).toString("utf8"))) {
+                    controller.abort();
+                    ended = false;
+                    break;
+                }
             }
         } catch (e) {
             if (e.name !== "AbortError") throw e;
@@ -473,7 +479,10 @@ export const cases = {
             await sleep(1500);
             ws.close();
         } else {
-            const stream = ep.request("/connect" + s.q({ tid: "1" }), { readFor: 2500 });
+            // Read until both progress messages of Counter (the last call) are in: on a loaded
+            // machine they may come seconds later.
+            const stream = ep.request("/connect" + s.q({ tid: "1" }),
+                { readFor: 20000, until: (body) => (body.match(/"I":"P\|7"/g) ?? []).length >= 2 });
             await sleep(300);
             await ep.request("/start" + s.q());
             for (const m of messages) {

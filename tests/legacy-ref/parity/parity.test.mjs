@@ -63,3 +63,9 @@ test("GET /signalr/hubs: 200 application/javascript with the generated proxies",
     assert.equal(a.hubs, "200 application/javascript; charset=UTF-8 proxy script with chatHub");
     assert.equal(b.hubs, a.hubs);
 });
+
+test("negotiate for an [Authorize] hub: 401 empty without a token or with a bad one, 200 with the token", T, async () => {
+    const [a, b] = await both("negotiate SecureHub ([Authorize]) without and with token");
+    assert.deepEqual(a, { without: "401 ", good: 200, bad: "401 " });
+    assert.deepEqual(b, a);
+});
