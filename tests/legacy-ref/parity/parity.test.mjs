@@ -69,3 +69,10 @@ test("negotiate for an [Authorize] hub: 401 empty without a token or with a bad 
     assert.deepEqual(a, { without: "401 ", good: 200, bad: "401 " });
     assert.deepEqual(b, a);
 });
+
+test("/send results and errors over longPolling: hub results, the 500s of a /send the server cannot dispatch, GET /send", T, async () => {
+    const [a, b] = await both("send results and errors");
+    assert.equal(a["unknown hub"], "500 ");
+    assert.equal(a["GET /send"], '200 {"R":3,"I":"13"}');
+    assert.deepEqual(b, a);
+});
