@@ -77,6 +77,12 @@ void legacy_send_release(struct legacy_session *s)
 
 void legacy_send_end_all(struct legacy_session *s, const char *text)
 {
+    while (!list_is_empty(&s->waiting_sends)) { /* never sent: nothing for the hub to answer */
+        struct legacy_request *r = list_container_of(s->waiting_sends.next, struct legacy_request, link);
+        list_unlink(&r->link);
+        r->owner = NULL;
+        legacy_request_answer(r, 500, NULL, "", 0);
+    }
     while (!list_is_empty(&s->sends)) {
         struct legacy_request *r = list_container_of(s->sends.next, struct legacy_request, link);
         list_unlink(&r->link);
@@ -107,19 +113,6 @@ static int refuse(struct legacy_request *r, unsigned status, const char *text)
     return http_respond_text(cfg, wsi, status, text);
 }
 
-/* What the original answers a /send it cannot dispatch (no data, data that is
- * not an invocation, a hub it does not have): its exception becomes a 500 with
- * nothing in it (tests/legacy-ref). The reason goes to the log. */
-static int refuse_as_original(struct legacy_session *s, struct legacy_request *r, const char *why)
-{
-    s->loop->stats.protocol_errors++;
-    log_info("legacy %s: /send refused (500, as the original): %s", s->connection_id, why);
-    struct lws *wsi = r->wsi;
-    const struct relay_config *cfg = r->cfg;
-    legacy_request_free(r);
-    return http_respond(cfg, wsi, 500, NULL, "", 0);
-}
-
 /* The data field: from the form body, else from the query (a GET /send, which
  * the original serves too: it reads the form, then the query). */
 static bool send_data(struct legacy_request *r, struct buf *data, struct proto_error *err)
@@ -133,23 +126,37 @@ static bool send_data(struct legacy_request *r, struct buf *data, struct proto_e
     return http_query_value(r->wsi, "data", data) == HTTP_ARG_FOUND;
 }
 
-int legacy_session_send(struct legacy_session *s, struct legacy_request *r)
+/* Answers r: now, when it is fresh (the result is the lws callback's), or on
+ * its next HTTP_WRITEABLE when it waited (held for a full hub link). */
+static int answer_request(struct legacy_request *r, unsigned status, const char *type, const char *body, size_t len)
 {
-    if (r->body_too_large)
-        return refuse(r, 413, "The message exceeded the relay's maximum message size.");
-    struct buf data;
-    buf_init(&data);
-    struct proto_error err = { 0 };
-    if (!send_data(r, &data, &err)) {
-        buf_free(&data);
-        char why[200];
-        snprintf(why, sizeof why, "no readable data field in the body or the query (%s)",
-                 err.detail ? err.detail : "missing");
-        return refuse_as_original(s, r, why);
+    if (r->owner) {
+        legacy_request_answer(r, status, type, body, len);
+        return 0;
     }
+    struct lws *wsi = r->wsi;
+    const struct relay_config *cfg = r->cfg;
+    legacy_request_free(r);
+    return http_respond(cfg, wsi, status, type, body, len);
+}
+
+/* What the original answers a /send it cannot dispatch (no data, data that is
+ * not an invocation, a hub it does not have): its exception becomes a 500 with
+ * nothing in it (tests/legacy-ref). The reason goes to the log. */
+static int refuse_as_original(struct legacy_session *s, struct legacy_request *r, const char *why)
+{
+    s->loop->stats.protocol_errors++;
+    log_info("legacy %s: /send refused (500, as the original): %s", s->connection_id, why);
+    return answer_request(r, 500, NULL, "", 0);
+}
+
+/* The invocation in data goes to its hub; r is answered with its result. */
+static int dispatch(struct legacy_session *s, struct legacy_request *r, struct span data)
+{
+    struct proto_error err = { 0 };
     struct hub_msg msg;
     hub_msg_init(&msg);
-    enum proto_status st = legacy_invocation_decode(data.data ? data.data : "", data.len, &msg, &err);
+    enum proto_status st = legacy_invocation_decode(data.ptr ? data.ptr : "", data.len, &msg, &err);
     bool has_id = span_is_set(msg.invocation_id) && msg.invocation_id.len > 0 &&
                   msg.invocation_id.len < sizeof r->legacy_id;
     if (has_id)
@@ -166,18 +173,72 @@ int legacy_session_send(struct legacy_session *s, struct legacy_request *r)
         rc = refuse_as_original(s, r, why);
     } else if (!has_id) {
         /* Fire and forget: nothing will answer it. */
-        struct lws *wsi = r->wsi;
-        const struct relay_config *cfg = r->cfg;
-        legacy_request_free(r);
         legacy_session_invoke(s, &msg);
-        rc = http_respond(cfg, wsi, 200, JSON_UTF8, "", 0);
+        rc = answer_request(r, 200, JSON_UTF8, "", 0);
     } else {
         /* Waits before the call goes out: the relay may answer it at once (a failed link). */
         list_push_back(&s->sends, &r->link);
-        legacy_request_wait(r, s, send_gone);
+        if (!r->owner)
+            legacy_request_wait(r, s, send_gone);
         legacy_session_invoke(s, &msg);
     }
     hub_msg_release(&msg);
+    return rc;
+}
+
+/* Backpressure toward the hub: while a hub link of the connection is above
+ * --max-buffered, a /send is held unanswered (its data kept, at most
+ * --max-message-size each; the client sends no more than it has requests
+ * open) instead of adding to the link's queue, and earlier held ones go first. */
+static bool must_wait(const struct legacy_session *s)
+{
+    if (!list_is_empty(&s->waiting_sends))
+        return true;
+    for (size_t i = 0; i < s->link_count; i++)
+        if (legacy_link_full(s->links[i]))
+            return true;
+    return false;
+}
+
+void legacy_send_resume(struct legacy_session *s)
+{
+    while (!s->closing && !list_is_empty(&s->waiting_sends)) {
+        for (size_t i = 0; i < s->link_count; i++)
+            if (legacy_link_full(s->links[i]))
+                return;
+        struct legacy_request *r = list_container_of(s->waiting_sends.next, struct legacy_request, link);
+        list_unlink(&r->link);
+        struct buf data = r->body; /* taken: dispatch may free r */
+        buf_init(&r->body);
+        dispatch(s, r, buf_span(&data));
+        buf_free(&data);
+    }
+}
+
+int legacy_session_send(struct legacy_session *s, struct legacy_request *r)
+{
+    if (r->body_too_large)
+        return refuse(r, 413, "The message exceeded the relay's maximum message size.");
+    struct buf data;
+    buf_init(&data);
+    struct proto_error err = { 0 };
+    if (!send_data(r, &data, &err)) {
+        buf_free(&data);
+        char why[200];
+        snprintf(why, sizeof why, "no readable data field in the body or the query (%s)",
+                 err.detail ? err.detail : "missing");
+        return refuse_as_original(s, r, why);
+    }
+    if (must_wait(s)) {
+        log_debug("legacy %s: a hub link is full; /send held until it drains", s->connection_id);
+        s->loop->stats.flow_control_pauses++;
+        buf_free(&r->body);
+        r->body = data; /* now the data value itself: what dispatch needs later (the headers go back to lws) */
+        list_push_back(&s->waiting_sends, &r->link);
+        legacy_request_wait(r, s, send_gone);
+        return 0;
+    }
+    int rc = dispatch(s, r, buf_span(&data));
     buf_free(&data);
     return rc;
 }
