@@ -37,7 +37,7 @@ void legacy_request_body(struct legacy_request *r, const void *in, size_t len)
 
 void legacy_request_free(struct legacy_request *r)
 {
-    timer_cancel(&r->keepalive);
+    timer_cancel(&r->timer);
     if (r->wsi && lws_get_opaque_user_data(r->wsi) == r)
         lws_set_opaque_user_data(r->wsi, NULL);
     buf_free(&r->body);
@@ -70,7 +70,7 @@ bool legacy_request_prepare(struct legacy_request *r, unsigned status, const cha
 
 void legacy_request_release(struct legacy_request *r)
 {
-    timer_cancel(&r->keepalive);
+    timer_cancel(&r->timer);
     r->owner = NULL;
     r->gone = NULL;
     r->answered = true;
@@ -88,12 +88,12 @@ bool legacy_request_answer(struct legacy_request *r, unsigned status, const char
 
 static void keepalive_due(struct timer_entry *e)
 {
-    struct legacy_request *r = list_container_of(e, struct legacy_request, keepalive);
+    struct legacy_request *r = list_container_of(e, struct legacy_request, timer);
     if (r->answered || !r->wsi)
         return;
     r->space_due = true;
     http_answer_ready(r->wsi); /* lws writes nothing for a request whose reading is paused */
-    loop_timer_schedule(r->loop, &r->keepalive, clock_now_ms() + r->keepalive_ms);
+    loop_timer_schedule(r->loop, &r->timer, clock_now_ms() + r->keepalive_ms);
 }
 
 void legacy_request_keep_alive(struct legacy_request *r, struct loop *loop, unsigned interval_ms,
@@ -102,8 +102,8 @@ void legacy_request_keep_alive(struct legacy_request *r, struct loop *loop, unsi
     r->loop = loop;
     r->keepalive_ms = interval_ms ? interval_ms : 1;
     r->stream_type = content_type;
-    timer_entry_init(&r->keepalive, keepalive_due);
-    loop_timer_schedule(loop, &r->keepalive, clock_now_ms() + r->keepalive_ms);
+    timer_entry_init(&r->timer, keepalive_due);
+    loop_timer_schedule(loop, &r->timer, clock_now_ms() + r->keepalive_ms);
 }
 
 /* The head (the first time) and one space; then reading is paused again until the next. */

@@ -56,8 +56,9 @@ struct legacy_request {
     struct http_answer_ctx reply;         /* captured when it starts waiting: its headers are given back */
     bool detached;
 
-    /* A held long poll's keep-alive (legacy_request_keep_alive): a space every interval. */
-    struct timer_entry keepalive;
+    /* The request's one timer: a held long poll's keep-alive (legacy_request_keep_alive), or
+     * the owner's own deadline for it (a held /send); cancelled when it is answered or freed. */
+    struct timer_entry timer;
     struct loop *loop;
     unsigned keepalive_ms;
     const char *stream_type;            /* static: the Content-Type of the answer whose head goes out early */

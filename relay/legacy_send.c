@@ -14,6 +14,7 @@
 
 #include "protocol/legacy_invocation.h"
 #include "protocol/urlencoded.h"
+#include "relay/clock.h"
 #include "relay/http.h"
 #include "relay/legacy_session.h"
 #include "relay/log.h"
@@ -38,6 +39,23 @@ static bool result_id(const char *frame, size_t len, char *id, size_t id_len)
     return ok;
 }
 
+/* How long a long-polling client may take to poll again before a /send held
+ * for it is answered anyway: its LongPollDelay and this. A client that polls
+ * (every stock client, at once) acks the progress in milliseconds; one that
+ * does not (it is stopping, or a recorded session replayed) would otherwise
+ * wait for its result until the connection ends. */
+#define HELD_SEND_GRACE_MS 2000
+
+static void held_too_long(struct timer_entry *e)
+{
+    struct legacy_request *r = list_container_of(e, struct legacy_request, timer);
+    struct legacy_session *s = r->owner;
+    log_debug("legacy %s: no poll took the progress before result %s; answering it", s->connection_id,
+              r->legacy_id);
+    list_unlink(&r->link);
+    legacy_request_release(r);
+}
+
 bool legacy_send_result(struct legacy_session *s, const char *frame, size_t len)
 {
     if (list_is_empty(&s->sends))
@@ -54,6 +72,11 @@ bool legacy_send_result(struct legacy_session *s, const char *frame, size_t len)
             legacy_request_prepare(r, 200, JSON_UTF8, frame, len);
             r->held = true;
             r->release_at = s->long_polling ? s->progress_seq : s->progress_frame;
+            if (s->long_polling) {
+                timer_entry_init(&r->timer, held_too_long);
+                loop_timer_schedule(s->loop, &r->timer,
+                                    clock_now_ms() + s->loop->cfg->legacy_long_poll_delay_ms + HELD_SEND_GRACE_MS);
+            }
             legacy_send_release(s);
             return true;
         }

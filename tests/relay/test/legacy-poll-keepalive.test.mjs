@@ -92,4 +92,25 @@ describe("a held legacy long poll", () => {
         await httpRequest("POST", `${BASE}/abort?${q}`, FORM, "");
         await withTimeout(next.done, 10000, "the poll ended by /abort");
     });
+
+    // The relay holds a /send result until the client has polled the progress pushed before it (the
+    // stock clients forget an invocation once its result is in; README row 26 of tests/legacy-ref).
+    // A client that does not poll again (a session recorded against the real server, which answers
+    // at once, and replayed; a client that is stopping) gets it after its LongPollDelay and 2 s,
+    // not when the connection ends (--legacy-disconnect-timeout, 30 s here).
+    it("a /send held for progress nobody polls is answered after the grace, not at the disconnect timeout", async () => {
+        const { q, cursor } = await connection();
+        const poll = heldPoll(q, cursor); // takes the first progress message, then no poll follows
+        const data = `data=${encodeURIComponent(JSON.stringify({ H: "chathub", M: "Counter", A: [3, 10], I: 0 }))}`;
+        const started = Date.now();
+        const send = await withTimeout(httpRequest("POST", `${BASE}/send?${q}`, FORM, data, 60000), 15000,
+            "the /send of Counter(3) with no poll after the first");
+        assert.equal(send.status, 200, send.body);
+        assert.deepEqual(JSON.parse(send.body), { I: "0" });
+        assert.ok(Date.now() - started < 15000);
+        const first = JSON.parse(await withTimeout(poll.done, 10000, "the held poll"));
+        assert.equal(first.M[0].P.D, 0, JSON.stringify(first));
+        await httpRequest("POST", `${BASE}/abort?${q}`, FORM, "");
+    });
 });
+
