@@ -284,7 +284,8 @@ export const cases = {
 
     async "serverSentEvents connect, start, send, push"(ep) {
         const s = await ep.session("serverSentEvents");
-        const stream = ep.request("/connect" + s.q({ tid: "1" }), { readFor: 2500 });
+        // Read until the broadcast is in (a loaded machine may take seconds), at most 15 s.
+        const stream = ep.request("/connect" + s.q({ tid: "1" }), { readFor: 15000, until: (body) => body.includes("sse-hello") });
         await sleep(400);
         const start = await ep.request("/start" + s.q());
         const send = await ep.request("/send" + s.q(), { method: "POST", form: { data: '{"H":"chathub","M":"Broadcast","A":["sse-hello"],"I":0}' } });
@@ -382,7 +383,8 @@ export const cases = {
 
     async "Counter progress over serverSentEvents"(ep) {
         const s = await ep.session("serverSentEvents");
-        const stream = ep.request("/connect" + s.q(), { readFor: 2500 });
+        // Read until the third progress message is in, at most 15 s.
+        const stream = ep.request("/connect" + s.q(), { readFor: 15000, until: (body) => (body.match(/"I":"P\|0"/g) ?? []).length >= 3 });
         await sleep(300);
         await ep.request("/start" + s.q());
         const send = await ep.request("/send" + s.q(), { method: "POST", form: { data: '{"H":"chathub","M":"Counter","A":[3,10],"I":0}' } });
