@@ -453,12 +453,15 @@ void http_answer_capture(const struct relay_config *cfg, struct lws *wsi, struct
     ctx->closes = response_closes_connection(wsi);
 }
 
-int http_respond_captured(const struct http_answer_ctx *ctx, struct lws *wsi, unsigned status,
-                          const char *content_type, const char *body, size_t body_len)
+/* The headers of an answer to a captured request; length LWS_ILLEGAL_HTTP_CONTENT_LEN: none, the
+ * body ends with the connection (lws then says Connection: close itself). */
+static bool write_captured_headers(const struct http_answer_ctx *ctx, struct lws *wsi, unsigned status,
+                                   const char *content_type, lws_filepos_t length)
 {
     unsigned char headers[LWS_PRE + 2048];
     unsigned char *start = headers + LWS_PRE, *p = start, *end = headers + sizeof headers - 1;
-    if (lws_add_http_common_headers(wsi, status, content_type, (lws_filepos_t)body_len, &p, end) ||
+    bool closes = ctx->closes && length != LWS_ILLEGAL_HTTP_CONTENT_LEN;
+    if (lws_add_http_common_headers(wsi, status, content_type, length, &p, end) ||
         lws_add_http_header_by_name(wsi, (const unsigned char *)"cache-control:",
                                     HEADER_VALUE("no-cache"), &p, end) ||
         lws_add_http_header_by_name(wsi, (const unsigned char *)"x-content-type-options:",
@@ -469,11 +472,43 @@ int http_respond_captured(const struct http_answer_ctx *ctx, struct lws *wsi, un
           lws_add_http_header_by_name(wsi, (const unsigned char *)"access-control-allow-credentials:",
                                       HEADER_VALUE("true"), &p, end) ||
           lws_add_http_header_by_name(wsi, (const unsigned char *)"vary:", HEADER_VALUE("Origin"), &p, end))) ||
-        (ctx->closes &&
+        (closes &&
          lws_add_http_header_by_name(wsi, (const unsigned char *)"connection:", HEADER_VALUE("close"), &p, end)) ||
         lws_finalize_write_http_header(wsi, start, &p, end))
+        return false;
+    return true;
+}
+
+int http_respond_captured(const struct http_answer_ctx *ctx, struct lws *wsi, unsigned status,
+                          const char *content_type, const char *body, size_t body_len)
+{
+    if (!write_captured_headers(ctx, wsi, status, content_type, (lws_filepos_t)body_len))
         return -1;
     if (write_final_body(wsi, body, body_len) != 0)
         return -1;
     return finish_transaction(wsi);
+}
+
+bool http_begin_captured_stream(const struct http_answer_ctx *ctx, struct lws *wsi, unsigned status,
+                                const char *content_type)
+{
+    return write_captured_headers(ctx, wsi, status, content_type, LWS_ILLEGAL_HTTP_CONTENT_LEN);
+}
+
+int http_end_stream(struct lws *wsi, const char *body, size_t body_len)
+{
+    static const char nothing[1] = { 0 };
+    /* The last write says FINAL even when empty, so that lws ends the transaction. */
+    struct buf copy;
+    buf_init(&copy);
+    if (!buf_reserve(&copy, LWS_PRE + body_len + 1)) {
+        buf_free(&copy);
+        return -1;
+    }
+    memcpy(copy.data + LWS_PRE, body_len ? body : nothing, body_len);
+    int written = lws_write(wsi, (unsigned char *)copy.data + LWS_PRE, body_len, LWS_WRITE_HTTP_FINAL);
+    buf_free(&copy);
+    if (written < (int)body_len)
+        return -1;
+    return lws_http_transaction_completed(wsi) ? -1 : 0;
 }

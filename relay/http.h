@@ -122,6 +122,14 @@ void http_answer_capture(const struct relay_config *cfg, struct lws *wsi, struct
 int http_respond_captured(const struct http_answer_ctx *ctx, struct lws *wsi, unsigned status,
                           const char *content_type, const char *body, size_t body_len);
 
+/* For a captured request: the headers of a response whose body follows in
+ * pieces (LWS_WRITE_HTTP) and ends with the connection (no length; lws says
+ * Connection: close). http_end_stream writes the last piece and ends it.
+ * A held legacy long poll, which the original starts with keep-alive spaces. */
+bool http_begin_captured_stream(const struct http_answer_ctx *ctx, struct lws *wsi, unsigned status,
+                                const char *content_type);
+int http_end_stream(struct lws *wsi, const char *body, size_t body_len);
+
 /* Starts a streamed response (Server-Sent Events): the status and headers
  * of http_respond, no length, plus X-Accel-Buffering: no so that proxies
  * pass every event at once. The body follows with LWS_WRITE_HTTP writes; the

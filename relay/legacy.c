@@ -14,6 +14,7 @@
 #include "protocol/legacy_cursor.h"
 #include "protocol/legacy_frame.h"
 #include "protocol/legacy_negotiate.h"
+#include "relay/legacy_authorize.h"
 #include "relay/legacy_hubs_js.h"
 #include "relay/legacy_identity.h"
 #include "protocol/urlencoded.h"
@@ -138,7 +139,35 @@ static void claims_connection_id(const struct conn_token_claims *claims, char ou
 
 /* ---------------------------------------------------------- negotiate */
 
-static int negotiate(struct legacy_table *t, struct lws *wsi)
+/* Hands the request over: the caller owns it now. */
+static struct legacy_request *legacy_request_take(struct legacy_request **rp)
+{
+    struct legacy_request *r = *rp;
+    *rp = NULL;
+    return r;
+}
+
+
+/* The negotiate answer is ready (body): written now, or once the hubs'
+ * backends have said the client may use them (relay/legacy_authorize.h). */
+static int negotiate_answer(struct legacy_table *t, struct lws *wsi, struct legacy_request **rp, const struct buf *body,
+                            const struct span *names, size_t count)
+{
+    const struct relay_config *cfg = t->loop->cfg;
+    struct legacy_request *r = *rp ? legacy_request_take(rp) : legacy_request_new(cfg, wsi, "negotiate");
+    if (!r || !legacy_request_prepare(r, 200, JSON_UTF8, body->data, body->len)) {
+        if (r)
+            legacy_request_free(r);
+        return respond_text(t, wsi, 500, "The relay could not complete negotiate.");
+    }
+    r->dispatched = true;
+    if (legacy_authorize_start(t->loop, t->backends, r, names, count) != LEGACY_AUTHORIZE_NOTHING)
+        return 0; /* answered when the backends have (or with the reason it could not ask them) */
+    legacy_request_free(r);
+    return http_respond(cfg, wsi, 200, JSON_UTF8, body->data, body->len);
+}
+
+static int negotiate(struct legacy_table *t, struct lws *wsi, struct legacy_request **rp)
 {
     /* Both read whole, however long (the request line's limit bounds them): a value cut to a
      * buffer would mean something else (no hubs at all, another protocol version). */
@@ -206,7 +235,7 @@ static int negotiate(struct legacy_table *t, struct lws *wsi)
         rc = legacy_identity_negotiate(t->identities, wsi, "/negotiate", id, resolved, hubs.count, body.data, body.len);
     } else if (ok && legacy_negotiate_encode(&body, &n)) {
         t->loop->stats.legacy_negotiations++;
-        rc = http_respond(t->loop->cfg, wsi, 200, JSON_UTF8, body.data, body.len);
+        rc = negotiate_answer(t, wsi, rp, &body, names, hubs.count);
     } else {
         rc = respond_text(t, wsi, 500, "The relay could not complete negotiate.");
     }
@@ -398,14 +427,6 @@ static bool has_body(struct lws *wsi)
 static int dispatch(struct legacy_table *t, struct lws *wsi, const char *suffix, struct legacy_request *r);
 static int dispatch_request(struct legacy_table *t, struct lws *wsi, const char *suffix, struct legacy_request **rp);
 
-/* Hands the request over: the caller owns it now. */
-static struct legacy_request *legacy_request_take(struct legacy_request **rp)
-{
-    struct legacy_request *r = *rp;
-    *rp = NULL;
-    return r;
-}
-
 int legacy_http(struct legacy_table *t, struct lws *wsi, const char *suffix)
 {
     if (has_body(wsi) && !lws_get_opaque_user_data(wsi)) {
@@ -442,7 +463,7 @@ static int dispatch_request(struct legacy_table *t, struct lws *wsi, const char 
     if (suffix_is(suffix, "hubs") || suffix_is(suffix, "js"))
         return hubs_script(t, wsi);
     if (suffix_is(suffix, "negotiate"))
-        return negotiate(t, wsi);
+        return negotiate(t, wsi, rp);
     if (suffix_is(suffix, "ping"))
         return http_respond(t->loop->cfg, wsi, 200, JSON_UTF8, LEGACY_PING_RESPONSE, sizeof LEGACY_PING_RESPONSE - 1);
     enum legacy_transport transport = transport_of(wsi);

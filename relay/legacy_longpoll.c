@@ -7,6 +7,9 @@
  *                     --legacy-poll-timeout (ConnectionTimeout) is up: then
  *                     {"C":..,"M":[]}; "L":<ms> in each when LongPollDelay is set
  *   POST /reconnect the same, after a network error
+ *   A poll held longer than --legacy-keepalive gets its 200 head and a space,
+ *   then a space every interval, as the original writes them (its
+ *   KeepAlive); the answer then follows as the rest of that body.
  *
  * (specs/legacy-signalr.md 4.3 and 12.) The held poll is the connection's
  * receive channel: a newer channel of any kind ends it (answered with what
@@ -160,4 +163,7 @@ void legacy_session_poll(struct legacy_session *s, struct legacy_request *r, boo
         return;
     }
     loop_timer_schedule(s->loop, &s->poll_timer, clock_now_ms() + s->loop->cfg->legacy_poll_timeout_ms);
+    /* As the original: a poll held longer than a keep-alive interval gets its head and a space,
+     * and a space every interval after, so that proxies and clients see it alive. */
+    legacy_request_keep_alive(r, s->loop, s->loop->cfg->legacy_keepalive_ms, JSON_UTF8);
 }

@@ -4,7 +4,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "relay/clock.h"
 #include "relay/http.h"
+#include "relay/loop.h"
 
 struct legacy_request *legacy_request_new(const struct relay_config *cfg, struct lws *wsi, const char *suffix)
 {
@@ -35,6 +37,7 @@ void legacy_request_body(struct legacy_request *r, const void *in, size_t len)
 
 void legacy_request_free(struct legacy_request *r)
 {
+    timer_cancel(&r->timer);
     if (r->wsi && lws_get_opaque_user_data(r->wsi) == r)
         lws_set_opaque_user_data(r->wsi, NULL);
     buf_free(&r->body);
@@ -67,6 +70,7 @@ bool legacy_request_prepare(struct legacy_request *r, unsigned status, const cha
 
 void legacy_request_release(struct legacy_request *r)
 {
+    timer_cancel(&r->timer);
     r->owner = NULL;
     r->gone = NULL;
     r->answered = true;
@@ -82,12 +86,55 @@ bool legacy_request_answer(struct legacy_request *r, unsigned status, const char
     return ok;
 }
 
+static void keepalive_due(struct timer_entry *e)
+{
+    struct legacy_request *r = list_container_of(e, struct legacy_request, timer);
+    if (r->answered || !r->wsi)
+        return;
+    r->space_due = true;
+    http_answer_ready(r->wsi); /* lws writes nothing for a request whose reading is paused */
+    loop_timer_schedule(r->loop, &r->timer, clock_now_ms() + r->keepalive_ms);
+}
+
+void legacy_request_keep_alive(struct legacy_request *r, struct loop *loop, unsigned interval_ms,
+                               const char *content_type)
+{
+    r->loop = loop;
+    r->keepalive_ms = interval_ms ? interval_ms : 1;
+    r->stream_type = content_type;
+    timer_entry_init(&r->timer, keepalive_due);
+    loop_timer_schedule(loop, &r->timer, clock_now_ms() + r->keepalive_ms);
+}
+
+/* The head (the first time) and one space; then reading is paused again until the next. */
+static int write_space(struct legacy_request *r, struct lws *wsi)
+{
+    if (!r->space_due)
+        return 0;
+    r->space_due = false;
+    if (!r->streaming) {
+        if (!http_begin_captured_stream(&r->reply, wsi, 200, r->stream_type))
+            return -1;
+        r->streaming = true;
+    }
+    unsigned char space[LWS_PRE + 1];
+    space[LWS_PRE] = ' ';
+    if (lws_write(wsi, space + LWS_PRE, 1, LWS_WRITE_HTTP) < 1)
+        return -1;
+    http_answer_later(wsi);
+    return 0;
+}
+
 int legacy_request_writeable(struct legacy_request *r, struct lws *wsi)
 {
-    if (!r->answered || wsi != r->wsi)
+    if (wsi != r->wsi)
         return 0;
-    int rc = r->detached ? http_respond_captured(&r->reply, wsi, r->status, r->content_type, r->answer.data, r->answer.len)
-                         : http_respond(r->cfg, wsi, r->status, r->content_type, r->answer.data, r->answer.len);
+    if (!r->answered)
+        return write_space(r, wsi);
+    int rc = r->streaming ? http_end_stream(wsi, r->answer.data, r->answer.len)
+             : r->detached ? http_respond_captured(&r->reply, wsi, r->status, r->content_type, r->answer.data,
+                                                   r->answer.len)
+                           : http_respond(r->cfg, wsi, r->status, r->content_type, r->answer.data, r->answer.len);
     legacy_request_free(r);
     return rc;
 }

@@ -21,6 +21,7 @@
 
 #include "containers/buf.h"
 #include "containers/list.h"
+#include "containers/timer_wheel.h"
 #include "relay/config.h"
 #include "relay/http.h"
 #include "relay/wsi_role.h"
@@ -29,6 +30,7 @@
 #define LEGACY_REQUEST_ID_MAX 128
 
 struct legacy_request;
+struct loop;
 
 /* The client left while its request waited: the owner unlinks it (and must not touch it after). */
 typedef void (*legacy_request_gone_fn)(void *owner, struct legacy_request *r);
@@ -53,6 +55,15 @@ struct legacy_request {
 
     struct http_answer_ctx reply;         /* captured when it starts waiting: its headers are given back */
     bool detached;
+
+    /* The request's one timer: a held long poll's keep-alive (legacy_request_keep_alive), or
+     * the owner's own deadline for it (a held /send); cancelled when it is answered or freed. */
+    struct timer_entry timer;
+    struct loop *loop;
+    unsigned keepalive_ms;
+    const char *stream_type;            /* static: the Content-Type of the answer whose head goes out early */
+    bool space_due;                     /* a space waits for HTTP_WRITEABLE */
+    bool streaming;                     /* the head and spaces are out: the answer is the rest of the body */
 
     /* The answer, once known. */
     bool answered;
@@ -79,6 +90,14 @@ bool legacy_request_answer(struct legacy_request *r, unsigned status, const char
  * until legacy_request_release). False when out of memory (then a 500). */
 bool legacy_request_prepare(struct legacy_request *r, unsigned status, const char *content_type, const char *data,
                             size_t len);
+/* A waiting request that the original keeps alive as it holds it (a long
+ * poll): if it is still unanswered after interval_ms, the 200 head (no
+ * length, content_type) and a space go out, then a space every interval_ms,
+ * so that proxies and clients see a live response; the answer, when it
+ * comes, is the rest of the body (clients read JSON after the spaces), and
+ * the connection closes after it. */
+void legacy_request_keep_alive(struct legacy_request *r, struct loop *loop, unsigned interval_ms,
+                               const char *content_type);
 /* Writes a prepared answer on the request's next HTTP_WRITEABLE. */
 void legacy_request_release(struct legacy_request *r);
 /* LWS_CALLBACK_HTTP_WRITEABLE: writes the answer if there is one. Returns the lws callback result. */

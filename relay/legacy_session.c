@@ -222,8 +222,10 @@ static void link_changed(void *owner, struct legacy_link *l)
 static void link_drained(void *owner)
 {
     struct legacy_session *s = owner;
-    if (!any_link_full(s))
+    if (!any_link_full(s)) {
         wsmsg_resume_reading(s->carrier == LEGACY_CARRIER_WEBSOCKET ? s->wsi : NULL, &s->client_paused);
+        legacy_send_resume(s);
+    }
 }
 
 static const struct legacy_link_ops session_link_ops = {
@@ -514,6 +516,7 @@ struct legacy_session *legacy_session_create(struct legacy_table *t, const char 
     timer_entry_init(&s->reap_timer, reap_due);
     timer_entry_init(&s->poll_timer, legacy_poll_due);
     list_init_head(&s->sends);
+    list_init_head(&s->waiting_sends);
     s->loop->stats.legacy_sessions_active++;
     list_push_back(&t->all, &s->all);
     if (dict_insert(&t->by_id, &s->entry, span_from_cstr(s->connection_id)) != DICT_OK) {

@@ -22,7 +22,8 @@
  *    outgoing queue and its timers, and the /send requests awaiting results;
  *  - the /start request waiting for the links (relay/legacy_start.h).
  * Flow control both ways: a link whose queue toward the hub is full stops
- * reading the client until every full link drained; a queue toward the client
+ * reading the client (a WebSocket; /sends are held, relay/legacy_send.c)
+ * until every full link drained; a queue toward the client
  * over --max-buffered pauses every link until it fell to half. */
 #ifndef SR_LEGACY_SESSION_H
 #define SR_LEGACY_SESSION_H
@@ -62,6 +63,7 @@ struct legacy_table {
     struct token_key token_key;      /* signs legacy connection tokens */
     uint32_t instance_id;            /* random per process: in legacy cursors */
     struct legacy_identities *identities; /* service mode: identities from the apps' negotiate, else NULL */
+    struct backends *backends;       /* proxy mode: asked at negotiate whether the client may use its hubs */
 };
 
 /* hub_count hubs, whose endpoint the caller then sets. False when out of
@@ -98,6 +100,7 @@ struct legacy_session {
     enum legacy_carrier carrier;     /* what wsi is */
     struct legacy_request *poll;     /* the held long poll (the channel while wsi is NULL), or NULL */
     struct list_node sends;          /* struct legacy_request: /send requests awaiting their hub results */
+    struct list_node waiting_sends;  /* struct legacy_request: /sends held while a hub link is full, in order */
     struct timer_entry poll_timer;   /* the held poll's time is up */
     bool long_polling;               /* the client polls: flow control by what it has not yet polled */
     uint64_t acked_seq;              /* long polling: the cursor of its last poll */
@@ -209,6 +212,8 @@ bool legacy_send_result(struct legacy_session *s, const char *frame, size_t len)
 void legacy_send_release(struct legacy_session *s);
 /* legacy_send.c: the session ends; every waiting /send is answered with text as its error. */
 void legacy_send_end_all(struct legacy_session *s, const char *text);
+/* A hub link drained: the /sends held while one was full go out, in order, until one is full again. */
+void legacy_send_resume(struct legacy_session *s);
 
 /* For legacy_invoke.c: the link of a hub on this connection (NULL when none), a link
  * opened on demand, and an invocation answered with an error. */

@@ -465,6 +465,7 @@ int relay_start(struct relay *relay, const struct relay_config *cfg)
         log_error("relay: out of memory");
         return -1;
     }
+    relay->legacy.backends = &relay->backends;
     for (size_t i = 0; i < cfg->hub_count; i++) {
         proxy_endpoint_init(&relay->endpoints[i], &relay->backends, &cfg->hubs[i]);
         relay->legacy.hubs[i].endpoint = &relay->endpoints[i].base;

@@ -48,7 +48,7 @@ static const char USAGE[] =
     "  --a URL, --b URL the two servers of ab\n"
     "  --reference      the fixtures were recorded against the real ASP.NET SignalR 2.x server\n"
     "                   (fixtures/legacy/reference): mask the differences listed in\n"
-    "                   tests/legacy-ref/README.md (rows 12-19, 22) and nothing else\n"
+    "                   tests/legacy-ref/README.md (rows 1-4) and nothing else\n"
     "  --pace F         keep F times the recorded pauses between client actions (check, ab;\n"
     "                   default 0: as fast as the answers come)\n"
     "  --copies N       load: copies of each fixture played at once (default 10)\n"

@@ -29,8 +29,7 @@ static void mask_element(cJSON *m)
     if (!cJSON_IsObject(m))
         return;
     if (cJSON_GetObjectItemCaseSensitive(m, "H") && cJSON_GetObjectItemCaseSensitive(m, "M") &&
-        cJSON_GetObjectItemCaseSensitive(m, "A")) { /* a server->client call (rows 15, 16) */
-        set_any(m, "H");
+        cJSON_GetObjectItemCaseSensitive(m, "A")) { /* a server->client call (row 1) */
         if (method_is_welcome(cJSON_GetObjectItemCaseSensitive(m, "M")))
             set_any(m, "A");
     }
@@ -41,10 +40,7 @@ void rp_mask_reference_json(cJSON *value, int negotiate)
     if (!cJSON_IsObject(value))
         return;
     if (negotiate)
-        set_any(value, "TryWebSockets"); /* row 19 */
-    if (cJSON_GetObjectItemCaseSensitive(value, "I") && cJSON_GetObjectItemCaseSensitive(value, "E") &&
-        !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(value, "H")))
-        set_any(value, "E"); /* rows 12-14 */
+        set_any(value, "TryWebSockets"); /* row 4 */
     cJSON *r = cJSON_GetObjectItemCaseSensitive(value, "R");
     if (cJSON_IsObject(r) && cJSON_GetObjectItemCaseSensitive(r, "connectionId")) { /* WhoAmI */
         set_any(r, "connectionId");
@@ -57,7 +53,10 @@ void rp_mask_reference_json(cJSON *value, int negotiate)
             mask_element(e);
 }
 
+/* Nothing: error answers have no Content-Type at either server (tests/legacy-ref/README.md). */
 int rp_mask_reference_header(int status, const char *name)
 {
-    return status >= 400 && strcmp(name, "content-type") == 0; /* row 22 */
+    (void)status;
+    (void)name;
+    return 0;
 }

@@ -183,21 +183,16 @@ static void test_reference_mask(void)
                              "{\"H\":\"ChatHub\",\"M\":\"note\",\"A\":[1]}]}");
     rp_mask_reference_json(v, 0);
     char *s = rp_json_show(v, 500);
-    CHECK(strcmp(s, "{\"C\":\"c\",\"M\":[{\"H\":\"<any>\",\"M\":\"Welcome\",\"A\":\"<any>\"},"
-                    "{\"H\":\"<any>\",\"M\":\"note\",\"A\":[1]}]}") == 0);
+    /* Only welcome's argument (the connection id a hub sees) is masked; the hub name is compared. */
+    CHECK(strcmp(s, "{\"C\":\"c\",\"M\":[{\"H\":\"ChatHub\",\"M\":\"Welcome\",\"A\":\"<any>\"},"
+                    "{\"H\":\"ChatHub\",\"M\":\"note\",\"A\":[1]}]}") == 0);
     free(s);
     cJSON_Delete(v);
+    /* Error texts are compared: the relay answers the real server's. */
+    struct rp_bindings b = {0};
     v = rp_json_parse("{\"I\":\"1\",\"E\":\"boom\"}");
     rp_mask_reference_json(v, 0);
-    struct rp_bindings b = {0};
     cJSON *got = rp_json_parse("{\"I\":\"1\",\"E\":\"other text\"}");
-    CHECK(rp_json_match(v, got, &b, 1, "$") == NULL);
-    cJSON_Delete(got);
-    cJSON_Delete(v);
-    /* A HubException's text (H: true) stays compared. */
-    v = rp_json_parse("{\"I\":\"1\",\"E\":\"boom\",\"H\":true}");
-    rp_mask_reference_json(v, 0);
-    got = rp_json_parse("{\"I\":\"1\",\"E\":\"other\",\"H\":true}");
     CHECK(says(rp_json_match(v, got, &b, 0, "$"), "$.E"));
     cJSON_Delete(got);
     cJSON_Delete(v);
@@ -207,7 +202,7 @@ static void test_reference_mask(void)
     CHECK(strcmp(s, "{\"TryWebSockets\":\"<any>\",\"R\":{\"connectionId\":\"<any>\",\"transport\":\"<any>\",\"forwardedFor\":\"<any>\"}}") == 0);
     free(s);
     cJSON_Delete(v);
-    CHECK(rp_mask_reference_header(500, "content-type") && !rp_mask_reference_header(200, "content-type"));
+    CHECK(!rp_mask_reference_header(500, "content-type") && !rp_mask_reference_header(200, "content-type"));
     CHECK(!rp_mask_reference_header(500, "cache-control"));
     rp_bindings_free(&b);
 }

@@ -48,8 +48,9 @@ export class Endpoint {
     }
 
     // One request: status, headers we compare, body (text). readFor: for answers that stay open
-    // (event streams, held polls), how long to read before giving up on the rest (ms).
-    async request(path, { method = "GET", form, headers = {}, readFor = 0, timeout = 10000 } = {}) {
+    // (event streams, held polls), how long to read before giving up on the rest (ms); until: a
+    // test of the body read so far that ends the reading early once it holds what is awaited.
+    async request(path, { method = "GET", form, headers = {}, readFor = 0, timeout = 10000, until = null } = {}) {
         const controller = new AbortController();
         const timer = setTimeout(() => controller.abort(), readFor || timeout);
         const init = { method, headers: { ...headers }, signal: controller.signal };
@@ -76,6 +77,11 @@ export class Endpoint {
                 if (done) break;
                 firstChunkAt.push(Date.now() - started);
                 chunks.push(Buffer.from(value));
+                if (until && until(Buffer.concat(chunks).toString("utf8"))) {
+                    controller.abort();
+                    ended = false;
+                    break;
+                }
             }
         } catch (e) {
             if (e.name !== "AbortError") throw e;
@@ -278,7 +284,8 @@ export const cases = {
 
     async "serverSentEvents connect, start, send, push"(ep) {
         const s = await ep.session("serverSentEvents");
-        const stream = ep.request("/connect" + s.q({ tid: "1" }), { readFor: 2500 });
+        // Read until the broadcast is in (a loaded machine may take seconds), at most 15 s.
+        const stream = ep.request("/connect" + s.q({ tid: "1" }), { readFor: 15000, until: (body) => body.includes("sse-hello") });
         await sleep(400);
         const start = await ep.request("/start" + s.q());
         const send = await ep.request("/send" + s.q(), { method: "POST", form: { data: '{"H":"chathub","M":"Broadcast","A":["sse-hello"],"I":0}' } });
@@ -376,7 +383,8 @@ export const cases = {
 
     async "Counter progress over serverSentEvents"(ep) {
         const s = await ep.session("serverSentEvents");
-        const stream = ep.request("/connect" + s.q(), { readFor: 2500 });
+        // Read until the third progress message is in, at most 15 s.
+        const stream = ep.request("/connect" + s.q(), { readFor: 15000, until: (body) => (body.match(/"I":"P\|0"/g) ?? []).length >= 3 });
         await sleep(300);
         await ep.request("/start" + s.q());
         const send = await ep.request("/send" + s.q(), { method: "POST", form: { data: '{"H":"chathub","M":"Counter","A":[3,10],"I":0}' } });
@@ -473,7 +481,10 @@ export const cases = {
             await sleep(1500);
             ws.close();
         } else {
-            const stream = ep.request("/connect" + s.q({ tid: "1" }), { readFor: 2500 });
+            // Read until both progress messages of Counter (the last call) are in: on a loaded
+            // machine they may come seconds later.
+            const stream = ep.request("/connect" + s.q({ tid: "1" }),
+                { readFor: 20000, until: (body) => (body.match(/"I":"P\|7"/g) ?? []).length >= 2 });
             await sleep(300);
             await ep.request("/start" + s.q());
             for (const m of messages) {

@@ -63,3 +63,16 @@ test("GET /signalr/hubs: 200 application/javascript with the generated proxies",
     assert.equal(a.hubs, "200 application/javascript; charset=UTF-8 proxy script with chatHub");
     assert.equal(b.hubs, a.hubs);
 });
+
+test("negotiate for an [Authorize] hub: 401 empty without a token or with a bad one, 200 with the token", T, async () => {
+    const [a, b] = await both("negotiate SecureHub ([Authorize]) without and with token");
+    assert.deepEqual(a, { without: "401 ", good: 200, bad: "401 " });
+    assert.deepEqual(b, a);
+});
+
+test("/send results and errors over longPolling: hub results, the 500s of a /send the server cannot dispatch, GET /send", T, async () => {
+    const [a, b] = await both("send results and errors");
+    assert.equal(a["unknown hub"], "500 ");
+    assert.equal(a["GET /send"], '200 {"R":3,"I":"13"}');
+    assert.deepEqual(b, a);
+});

@@ -107,7 +107,11 @@ test("legacy start abandoned while its backend link negotiates: no busy loop, no
     const n = sockets.length;
     const base = `${RELAY_URL}/signalr`;
     const data = encodeURIComponent(JSON.stringify([{ name: "hung" }]));
-    const neg = await httpRequest("GET", `${base}/negotiate?clientProtocol=2.1&connectionData=${data}`);
+    // Legacy negotiate asks the hub's backend first (relay/legacy_authorize.c): that one is answered.
+    const negotiating = httpRequest("GET", `${base}/negotiate?clientProtocol=2.1&connectionData=${data}`);
+    const check = await nextBackendRequest(n, "the legacy negotiate's request to the hung backend");
+    check.socket.end(NEGOTIATE_ANSWER);
+    const neg = await negotiating;
     assert.equal(neg.status, 200, neg.body);
     const query = `transport=webSockets&clientProtocol=2.1&connectionToken=${encodeURIComponent(JSON.parse(neg.body).ConnectionToken)}` +
         `&connectionData=${data}`;

@@ -47,14 +47,13 @@ describe("legacy endpoint", () => {
         assert.deepEqual([ping.status, JSON.parse(ping.body)], [200, { Response: "pong" }]);
     });
 
-    it("start fails, naming the hub, when a listed backend hub is unreachable", async () => {
-        const c = await LegacyClient.open(["dead"]);
-        const init = await c.next((f) => f.S === 1, "init frame");
-        assert.deepEqual(init.M, []);
-        const start = await c.start();
-        assert.equal(start.status, 500);
-        assert.match(start.body, /backend hub 'dead'/);
-        await c.abort();
+    // Negotiate asks every listed hub's backend (relay/legacy_authorize.c), so an unreachable one
+    // is refused there, before any connection exists (a /start still fails naming the hub when the
+    // backend goes away between negotiate and connect).
+    it("negotiate fails with 502, naming the hub, when a listed backend hub is unreachable", async () => {
+        const neg = await legacyNegotiate(["dead"]);
+        assert.equal(neg.status, 502, neg.body);
+        assert.match(neg.body, /backend hub 'dead'/);
     });
 
     it("answers a client-result request for the legacy client, and the backend gets an error at once", async () => {
