@@ -71,6 +71,7 @@ void config_init(struct relay_config *cfg)
     cfg->max_request_headers_bytes = 32u << 10;
     cfg->header_timeout_ms = 10000;
     cfg->log_level = LOG_INFO;
+    config_capture_defaults(cfg);
 }
 
 static void hub_route_free(struct hub_route *h)
@@ -105,6 +106,7 @@ void config_free(struct relay_config *cfg)
     free(cfg->dns_servers);
     free(cfg->admin_address);
     free(cfg->resolv_conf);
+    free(cfg->capture_dir);
     memset(cfg, 0, sizeof *cfg);
 }
 
@@ -461,6 +463,8 @@ static enum config_result apply_setting(struct relay_config *cfg, const char *na
     if (strcmp(name, "service-key") == 0) return add_service_key(cfg, value, err, err_len);
     if (strcmp(name, "app-negotiate") == 0) return add_app_negotiate(cfg, value, err, err_len);
     if (strcmp(name, "log-level") == 0) return set_log_level(cfg, value, err, err_len);
+    if (strcmp(name, "capture") == 0) return set_nonempty("--capture", &cfg->capture_dir, value, err, err_len);
+    if (strcmp(name, "capture-bodies") == 0 || strcmp(name, "capture-sample") == 0 || strcmp(name, "capture-max-file") == 0 || strcmp(name, "capture-max-dir") == 0) return config_capture_setting(cfg, name, value, err, err_len);
     if (strcmp(name, "config") == 0) return config_load_file(cfg, value, err, err_len);
     return config_fail(err, err_len, "unknown option '--%s' (see --help)", name);
 }

@@ -516,6 +516,7 @@ int core_session_writeable(struct core_session *s)
     core_session_sent(s);
     if (s->state == CORE_CLOSING && msg_queue_is_empty(&s->to_client) && !lws_partial_buffered(s->wsi)) {
         lws_close_reason(s->wsi, LWS_CLOSE_STATUS_NORMAL, NULL, 0);
+        capture_ws_server_close(s->wsi, LWS_CLOSE_STATUS_NORMAL, NULL);
         return -1;
     }
     return 0;
@@ -618,6 +619,7 @@ struct core_session *core_session_create(struct core_sessions *table, struct lws
         core_negotiation_free(negotiation);
     list_push_back(&table->all, &s->link);
     s->loop->stats.sessions_active++;
+    capture_session_begin(wsi, &s->capture);
     return s;
 }
 
@@ -692,5 +694,6 @@ void core_session_destroy(struct core_session *s)
     s->loop->stats.sessions_closed++;
     hub_client_copy_free(s->client);
     free(s->hub_failure);
+    capture_session_end(&s->capture);
     free(s);
 }

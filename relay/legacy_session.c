@@ -417,6 +417,7 @@ static void session_free(struct legacy_session *s)
     free(s->query);
     list_unlink(&s->all);
     s->loop->stats.legacy_sessions_active--;
+    capture_session_end(&s->capture);
     free(s);
 }
 
@@ -509,6 +510,7 @@ struct legacy_session *legacy_session_create(struct legacy_table *t, const char 
     timer_entry_init(&s->poll_timer, legacy_poll_due);
     list_init_head(&s->sends);
     s->loop->stats.legacy_sessions_active++;
+    capture_session_begin(wsi, &s->capture);
     list_push_back(&t->all, &s->all);
     if (dict_insert(&t->by_id, &s->entry, span_from_cstr(s->connection_id)) != DICT_OK) {
         session_free(s);
@@ -640,6 +642,7 @@ int legacy_session_writeable(struct legacy_session *s, struct lws *wsi)
         pause_links(s, false);
     if (s->closing && msg_queue_is_empty(&s->to_client) && !lws_partial_buffered(wsi)) {
         lws_close_reason(wsi, LWS_CLOSE_STATUS_NORMAL, NULL, 0);
+        capture_ws_server_close(wsi, LWS_CLOSE_STATUS_NORMAL, NULL);
         return -1;
     }
     return 0;
