@@ -6,7 +6,8 @@
 //                   in clear
 //   Core MessagePack the stock client with the MessagePack protocol: binary frames as base64
 //   legacy          a legacy connection driven by hand (negotiate, WebSocket connect, start, a call,
-//                   abort): cursors as <cursor:1.K>, the token and ids masked
+//                   abort): cursors as <cursor:1.K>, the token and ids masked; the same over
+//                   serverSentEvents and longPolling (the stream's pieces, /send form posts)
 //   sampling        --capture-sample 0 records nothing, 1 (above) every connection
 //   file cap        --capture-max-file: the file ends with "truncated":true, the traffic goes on
 //   directory cap   --capture-max-dir: new connections are skipped and counted in /metrics
@@ -241,6 +242,51 @@ test("legacy over WebSockets: negotiate to abort in one file, tokens, ids and cu
     const abort = file.lines.find((l) => l.type === "http-request" && l.path === "/signalr/abort");
     assert.ok(abort, "the /abort");
     assert.deepEqual(file.lines.at(-1).placeholders.slice(0, 2), ["<connectionToken>", "<connectionId>"]);
+});
+
+// serverSentEvents (the stream read until the init frame) or longPolling (connect, then a poll),
+// /start, one /send form post answered with the hub result, /abort.
+async function legacyHttpSession(base, transport) {
+    const neg = await httpRequest("GET", `${base}/signalr/negotiate?clientProtocol=2.1&connectionData=${CONNECTION_DATA}`);
+    const { ConnectionToken, ConnectionId } = JSON.parse(neg.body);
+    const query = `transport=${transport}&clientProtocol=2.1&connectionToken=${encodeURIComponent(ConnectionToken)}&connectionData=${CONNECTION_DATA}`;
+    const formType = { "content-type": "application/x-www-form-urlencoded; charset=UTF-8" };
+    let stream = null;
+    if (transport === "serverSentEvents") {
+        stream = new AbortController();
+        const res = await fetch(`${base}/signalr/connect?${query}`, { signal: stream.signal });
+        const reader = res.body.getReader();
+        let seen = "";
+        while (!seen.includes('"S":1')) seen += new TextDecoder().decode((await withTimeout(reader.read(), TIMEOUT_MS, "the init frame")).value);
+    } else {
+        assert.match((await httpRequest("POST", `${base}/signalr/connect?${query}`, formType, "")).body, /"S":1/);
+    }
+    assert.equal((await httpRequest("GET", `${base}/signalr/start?${query}`)).status, 200);
+    const call = `data=${encodeURIComponent(JSON.stringify({ H: "chathub", M: "Echo", A: [`capture ${transport}`], I: 0 }))}`;
+    const sent = await httpRequest("POST", `${base}/signalr/send?${query}`, formType, call);
+    assert.equal(JSON.parse(sent.body).R, `capture ${transport}`);
+    assert.equal((await httpRequest("POST", `${base}/signalr/abort?${query}`, formType, "")).status, 200);
+    stream?.abort();
+    return { ConnectionToken, ConnectionId };
+}
+
+test("legacy over serverSentEvents and longPolling: the stream's pieces, form posts, masked", async () => {
+    const { files, result } = await withCapture([], async (relay) => [
+        await legacyHttpSession(relay.url, "serverSentEvents"), await legacyHttpSession(relay.url, "longPolling")]);
+    assert.equal(files.length, 2, `${files.map((f) => f.name)}`);
+    files.forEach((file, i) => {
+        assertContractLines(file, "legacy");
+        assertNoneInClear(file, { "connection token": result[i].ConnectionToken, "connection id": result[i].ConnectionId });
+        const send = file.lines.find((l) => l.type === "http-request" && l.path === "/signalr/send");
+        assert.deepEqual(send.form[0][0], "data");
+        assert.equal(JSON.parse(send.form[0][1]).M, "Echo");
+        const answer = file.lines.find((l) => l.type === "http-response" && l.id === send.id);
+        assert.ok(JSON.parse(answer.body).R.startsWith("capture "), "the /send answered with the hub result");
+    });
+    const stream = files[0].lines.find((l) => l.type === "http-response" && l.headers["content-type"] === "text/event-stream");
+    assert.ok(stream.chunks.some((c) => c.data.startsWith('data: {"C":"<cursor:1.1>","S":1')), "the init frame on the stream");
+    const connect = files[1].lines.find((l) => l.type === "http-response" && l.body?.includes('"S":1'));
+    assert.match(connect.body, /^\{"C":"<cursor:1\.1>","S":1/, "the long-polling connect answer");
 });
 
 test("--capture-sample 0 records no connection", async () => {
