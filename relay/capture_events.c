@@ -164,6 +164,8 @@ void capture_http_request(struct lws *wsi, enum capture_door door)
         conn_end(cap, old);
     char path[2048];
     const char *method = capture_request_line(wsi, path, sizeof path);
+    if (strcmp(method, "OPTIONS") == 0)
+        return; /* a CORS preflight names no connection (and is no negotiate) */
     bool negotiate;
     struct capture_file *f = file_for(cap, wsi, door, path, false, &negotiate);
     struct capture_conn *c = f ? conn_start(cap, wsi, f, false) : NULL;
