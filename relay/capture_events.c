@@ -68,9 +68,14 @@ static void emit_response(struct capture_conn *c, const char *cut)
     cJSON_AddNumberToObject(o, "tEnd", (double)capfile_time(c->file));
     if (cut)
         cJSON_AddStringToObject(o, "cut", cut);
-    if (c->body.len && !c->file->cap->loop->cfg->capture_no_bodies)
-        cJSON_AddStringToObject(o, "body", (buf_append_byte(&c->body, '\0'), c->body.data));
+    buf_reset(&c->body); /* the body is the pieces joined (each kept once, in chunks, until now) */
+    const cJSON *piece;
+    cJSON_ArrayForEach(piece, cJSON_GetObjectItemCaseSensitive(o, "chunks"))
+        buf_append_cstr(&c->body, cJSON_GetObjectItemCaseSensitive(piece, "data")->valuestring);
+    if (c->body.len && !c->file->cap->loop->cfg->capture_no_bodies && buf_append_byte(&c->body, '\0'))
+        cJSON_AddStringToObject(o, "body", c->body.data);
     buf_reset(&c->body);
+    c->stream_bytes = 0;
     capfile_emit(c->file, o);
 }
 
@@ -267,10 +272,13 @@ void capture_http_chunk(struct lws *wsi, const void *data, size_t len)
     capfile_add_time(chunk, c->file);
     add_body(chunk, c->file, "data", data, len, false, c->file->legacy);
     cJSON *piece = cJSON_GetObjectItemCaseSensitive(chunk, "data");
-    if (cJSON_IsString(piece))
-        buf_append_cstr(&c->body, piece->valuestring);
+    if (!cJSON_IsString(piece)) { /* out of memory: the piece is left out */
+        cJSON_Delete(chunk);
+        return;
+    }
+    c->stream_bytes += strlen(piece->valuestring);
     cJSON_AddItemToArray(c->chunks, chunk);
-    if (c->file->bytes + 2 * c->body.len > cap->loop->cfg->capture_max_file_bytes)
+    if (c->file->bytes + 2 * c->stream_bytes > cap->loop->cfg->capture_max_file_bytes)
         emit_response(c, NULL); /* over the file's cap: written as far as it came, and the file ends */
 }
 

@@ -52,6 +52,7 @@ struct capture_conn {
     cJSON *response;             /* a stream not yet ended */
     struct buf body;             /* the request body, then the stream's body */
     cJSON *chunks;               /* the stream's pieces (owned by response) */
+    size_t stream_bytes;         /* their data so far: a stream is held in memory until it ends */
     bool closed;                 /* ws-close written */
 };
 
