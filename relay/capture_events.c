@@ -65,7 +65,7 @@ static void emit_response(struct capture_conn *c, const char *cut)
     cJSON *o = c->response;
     c->response = NULL;
     c->chunks = NULL;
-    cJSON_AddNumberToObject(o, "tEnd", (double)capfile_time(c->file));
+    capfile_add_uint(o, "tEnd", capfile_time(c->file));
     if (cut)
         cJSON_AddStringToObject(o, "cut", cut);
     buf_reset(&c->body); /* the body is the pieces joined (each kept once, in chunks, until now) */
@@ -88,10 +88,10 @@ static void conn_finish(struct capture_conn *c)
         emit_response(c, "client");
     if (c->ws && !c->closed) {
         cJSON *o = capfile_event(c->file, "ws-close");
-        cJSON_AddNumberToObject(o, "ws", c->id);
+        capfile_add_uint(o, "ws", c->id);
         capfile_add_time(o, c->file);
         cJSON_AddStringToObject(o, "by", "client");
-        cJSON_AddNumberToObject(o, "code", 1006);
+        capfile_add_uint(o, "code", 1006);
         cJSON_AddStringToObject(o, "reason", "");
         capfile_emit(c->file, o);
     }
@@ -182,7 +182,7 @@ void capture_http_request(struct lws *wsi, enum capture_door door)
         return;
     c->negotiate = negotiate;
     cJSON *o = capfile_event(f, "http-request");
-    cJSON_AddNumberToObject(o, "id", c->id);
+    capfile_add_uint(o, "id", c->id);
     cJSON_AddStringToObject(o, "method", method);
     capture_describe_request(o, wsi, &f->names, path);
     c->request = o;
@@ -208,7 +208,7 @@ void capture_http_body_done(struct lws *wsi)
 
 static void add_response_head(cJSON *o, unsigned status, const char *content_type, bool stream)
 {
-    cJSON_AddNumberToObject(o, "status", status);
+    capfile_add_uint(o, "status", status);
     cJSON *h = cJSON_AddObjectToObject(o, "headers");
     if (content_type)
         cJSON_AddStringToObject(h, "content-type", content_type);
@@ -225,9 +225,9 @@ void capture_http_response(struct lws *wsi, unsigned status, const char *content
     struct capture_file *f = c->file;
     if (c->ws) {
         cJSON *o = capfile_event(f, "ws-refused");
-        cJSON_AddNumberToObject(o, "ws", c->id);
+        capfile_add_uint(o, "ws", c->id);
         capfile_add_time(o, f);
-        cJSON_AddNumberToObject(o, "status", status);
+        capfile_add_uint(o, "status", status);
         add_body(o, f, "body", body, len, false, false);
         capfile_emit(f, o);
         c->closed = true;
@@ -237,9 +237,9 @@ void capture_http_response(struct lws *wsi, unsigned status, const char *content
     if (c->negotiate && status == 200)
         mask_learn_negotiate(&f->names, body, len, capfile_register_token, f);
     cJSON *o = capfile_event(f, "http-response");
-    cJSON_AddNumberToObject(o, "id", c->id);
+    capfile_add_uint(o, "id", c->id);
     capfile_add_time(o, f);
-    cJSON_AddNumberToObject(o, "tEnd", (double)capfile_time(f));
+    capfile_add_uint(o, "tEnd", capfile_time(f));
     add_response_head(o, status, content_type, false);
     add_body(o, f, "body", body, len, c->negotiate, f->legacy);
     capfile_emit(f, o);
@@ -254,7 +254,7 @@ void capture_http_stream(struct lws *wsi, unsigned status, const char *content_t
         return;
     emit_request(c);
     cJSON *o = capfile_event(c->file, "http-response");
-    cJSON_AddNumberToObject(o, "id", c->id);
+    capfile_add_uint(o, "id", c->id);
     capfile_add_time(o, c->file);
     add_response_head(o, status, content_type, !c->file->legacy);
     c->chunks = cJSON_AddArrayToObject(o, "chunks");
@@ -310,7 +310,7 @@ void capture_ws_open(struct lws *wsi, enum capture_door door)
     if (!c)
         return;
     cJSON *o = capfile_event(f, "ws-open");
-    cJSON_AddNumberToObject(o, "ws", c->id);
+    capfile_add_uint(o, "ws", c->id);
     capfile_add_time(o, f);
     capture_describe_request(o, wsi, &f->names, path);
     capfile_emit(f, o);
@@ -323,9 +323,9 @@ void capture_ws_accepted(struct lws *wsi)
     if (!c || !c->ws)
         return;
     cJSON *o = capfile_event(c->file, "ws-accepted");
-    cJSON_AddNumberToObject(o, "ws", c->id);
+    capfile_add_uint(o, "ws", c->id);
     capfile_add_time(o, c->file);
-    cJSON_AddNumberToObject(o, "status", 101);
+    capfile_add_uint(o, "status", 101);
     capfile_emit(c->file, o);
 }
 
@@ -336,7 +336,7 @@ void capture_ws_frame(struct lws *wsi, bool from_client, const void *data, size_
     if (!c || !c->ws || c->file->ended)
         return;
     cJSON *o = capfile_event(c->file, "ws-frame");
-    cJSON_AddNumberToObject(o, "ws", c->id);
+    capfile_add_uint(o, "ws", c->id);
     capfile_add_time(o, c->file);
     cJSON_AddStringToObject(o, "dir", from_client ? "c2s" : "s2c");
     if (binary && !cap->loop->cfg->capture_no_bodies) {
@@ -361,10 +361,10 @@ static void write_close(struct capture_conn *c, const char *by, unsigned code, c
         return;
     c->closed = true;
     cJSON *o = capfile_event(c->file, "ws-close");
-    cJSON_AddNumberToObject(o, "ws", c->id);
+    capfile_add_uint(o, "ws", c->id);
     capfile_add_time(o, c->file);
     cJSON_AddStringToObject(o, "by", by);
-    cJSON_AddNumberToObject(o, "code", code);
+    capfile_add_uint(o, "code", code);
     char text[128];
     snprintf(text, sizeof text, "%.*s", (int)(reason_len < 123 ? reason_len : 123), reason);
     cJSON_AddStringToObject(o, "reason", text);

@@ -83,6 +83,7 @@ void capfile_release(struct capture_file *f);
  * --capture-max-file the file ends, truncated). */
 cJSON *capfile_event(struct capture_file *f, const char *type);
 void capfile_add_time(cJSON *o, const struct capture_file *f);
+void capfile_add_uint(cJSON *o, const char *key, uint64_t value);
 uint64_t capfile_time(const struct capture_file *f);
 void capfile_emit(struct capture_file *f, cJSON *obj);
 /* Requests naming token (Core id=, legacy connectionToken=) belong to the file ctx. */
