@@ -82,7 +82,10 @@ void capfile_emit(struct capture_file *f, cJSON *obj)
         cJSON_Delete(obj);
         return;
     }
-    char *line = cJSON_PrintUnformatted(obj);
+    /* Most lines fit the scratch buffer (cJSON wants 5 bytes to spare); longer ones are allocated. */
+    char *scratch = f->cap->line, *line = scratch;
+    if (!cJSON_PrintPreallocated(obj, scratch, (int)sizeof f->cap->line, false))
+        line = cJSON_PrintUnformatted(obj);
     cJSON_Delete(obj);
     if (!line) {
         drop_file(f, "out of memory");
@@ -90,7 +93,8 @@ void capfile_emit(struct capture_file *f, cJSON *obj)
     }
     size_t n = strlen(line);
     if (f->bytes + n + 1 > f->cap->loop->cfg->capture_max_file_bytes) {
-        free(line);
+        if (line != scratch)
+            free(line);
         f->cap->loop->stats.capture_truncated++;
         write_end(f, true);
         return;
@@ -99,7 +103,8 @@ void capfile_emit(struct capture_file *f, cJSON *obj)
         drop_file(f, "out of memory");
     else
         f->bytes += n + 1;
-    free(line);
+    if (line != scratch)
+        free(line);
     if (!f->ended && f->pending.len >= CAPTURE_FLUSH_BYTES)
         hand_over(f);
 }
@@ -338,6 +343,7 @@ void capture_free(struct capture *cap)
                  (unsigned long long)ws.open_failures, (unsigned long long)ws.write_failures);
     dict_free(&cap->conns);
     dict_free(&cap->tokens);
+    buf_free(&cap->scratch);
     free(cap->dir);
     free(cap);
 }

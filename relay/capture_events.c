@@ -21,8 +21,8 @@ static struct capture_conn *conn_find(struct capture *cap, struct lws *wsi)
 static void add_body(cJSON *o, struct capture_file *f, const char *key, const char *data, size_t len, bool always,
                      bool persistent)
 {
-    struct buf b;
-    buf_init(&b);
+    struct buf *scratch = &f->cap->scratch, b = *scratch; /* reused: no allocation per frame */
+    buf_reset(&b);
     char size[64];
     if (!always && f->cap->loop->cfg->capture_no_bodies) {
         snprintf(size, sizeof size, "<body:%zu bytes>", len);
@@ -37,7 +37,9 @@ static void add_body(cJSON *o, struct capture_file *f, const char *key, const ch
                buf_append_byte(&b, '\0')) {
         cJSON_AddStringToObject(o, key, b.data);
     }
-    buf_free(&b);
+    if (b.cap > (1u << 20)) /* kept for the next frame, unless a large body grew it */
+        buf_free(&b);
+    *scratch = b;
 }
 
 static void emit_request(struct capture_conn *c)

@@ -67,6 +67,8 @@ struct capture {
     uint64_t seq, rng;
     struct log_limit skip_log, drop_log;
     uint8_t seed[DICT_SEED_LEN];
+    char line[8192];             /* capfile_emit prints a line here when it fits */
+    struct buf scratch;          /* capture_events.c: a body being masked */
 };
 
 static inline struct capture *capture_of_wsi(struct lws *wsi)

@@ -121,9 +121,14 @@ test("Core JSON over WebSockets, Server-Sent Events and long polling: one comple
         const seen = [];
         for (const transport of ["WebSockets", "ServerSentEvents", "LongPolling"])
             seen.push(await echoSession(`${relay.url}/chat`, transport, "json", `capture json ${transport}`));
+        // A line longer than the relay's scratch buffer for lines (8 KiB).
+        await echoSession(`${relay.url}/chat`, "WebSockets", "json", `long ${"y".repeat(20000)}`);
         return seen;
     });
-    assert.equal(files.length, 3, `one file per connection: ${files.map((f) => f.name)}`);
+    assert.equal(files.length, 4, `one file per connection: ${files.map((f) => f.name)}`);
+    const long = files.pop();
+    assertContractLines(long, "core");
+    assert.equal(wsFrames(long, "s2c").filter((f) => f.text.includes(`"result":"long ${"y".repeat(20000)}"`)).length, 1);
     files.forEach((file, i) => {
         assertContractLines(file, "core");
         const negotiated = result[i];
