@@ -84,7 +84,7 @@ for line in open(results):
 means = []
 for n in sorted({k[0] for k in cpu}, key=int):
     off, on = (sum(cpu[(n, m)]) / len(cpu[(n, m)]) for m in ("off", "on"))
-    print("mean relay CPU/msg, %s clients: capture off %.1f us, on %.1f us (+%.1f us, x%.2f)" % (n, off, on, on - off, on / off))
+    print("mean relay CPU/msg, %s clients: capture off %.1f us, on %.1f us (%+.1f us, x%.2f)" % (n, off, on, on - off, on / off))
     means.append((n, off, on, sum(rate[(n, "off")]) / len(rate[(n, "off")]), sum(rate[(n, "on")]) / len(rate[(n, "on")])))
 if write != "1":
     sys.exit(0)
@@ -101,7 +101,7 @@ out = [BEGIN, "", "# Capture (`--capture`)", "",
        "| clients | relay CPU/msg, capture off | capture on | added by capture | echoes/s off | echoes/s on |",
        "|---:|---:|---:|---:|---:|---:|"]
 for n, off, on, r_off, r_on in means:
-    out.append("| %s | %.1f µs | %.1f µs | +%.1f µs (×%.2f) | %s | %s |" % (n, off, on, on - off, on / off, f"{r_off:,.0f}", f"{r_on:,.0f}"))
+    out.append("| %s | %.1f µs | %.1f µs | %+.1f µs (×%.2f) | %s | %s |" % (n, off, on, on - off, on / off, f"{r_off:,.0f}", f"{r_on:,.0f}"))
 out += ["", "Every run:", "", "| capture | clients | round | echoes/s | p50 µs | p99 µs | relay CPU/msg |", "|---|---:|---:|---:|---:|---:|---:|"]
 for f in rows:
     out.append("| %s | %s | %s | %s | %s | %s | %s µs |" % (f[0], f[1], f[2], f"{float(f[3]):,.0f}", f[4], f[5], f[6]))
