@@ -15,6 +15,7 @@ struct mask_name {
     struct dict_entry entry;   /* by_value */
     struct mask_name *next;    /* order of first use */
     bool secret;
+    bool listed;               /* in the end line's list (a credential's placeholder is listed as fixed) */
     char placeholder[48];
     size_t len;
     char value[];
@@ -51,15 +52,8 @@ const char *mask_lookup(struct mask_table *t, const char *value, size_t len)
     return e ? list_container_of(e, struct mask_name, entry)->placeholder : NULL;
 }
 
-const char *mask_name_for(struct mask_table *t, enum mask_family family, const char *value, size_t len, bool secret)
+static void name_placeholder(struct mask_name *n, enum mask_family family, unsigned k)
 {
-    const char *known = mask_lookup(t, value, len);
-    if (known)
-        return known;
-    struct mask_name *n = malloc(sizeof *n + len + 1);
-    if (!n)
-        return NULL;
-    unsigned k = ++t->counts[family];
     if (family == MASK_CURSOR || family == MASK_GROUPS_TOKEN) /* connection 1: one connection per file */
         snprintf(n->placeholder, sizeof n->placeholder, "<%s:1.%u>", family_names[family], k);
     else if (family == MASK_BACKEND_ID)
@@ -68,7 +62,26 @@ const char *mask_name_for(struct mask_table *t, enum mask_family family, const c
         snprintf(n->placeholder, sizeof n->placeholder, "<%s>", family_names[family]);
     else
         snprintf(n->placeholder, sizeof n->placeholder, "<%s#%u>", family_names[family], k);
+}
+
+const char *mask_name_for(struct mask_table *t, enum mask_family family, const char *value, size_t len, bool secret)
+{
+    struct dict_entry *e = dict_find(&t->by_value, span_make(value, len));
+    if (e) {
+        struct mask_name *known = list_container_of(e, struct mask_name, entry);
+        if (!known->listed) { /* a bearer token seen in Authorization, now where an access token stands */
+            name_placeholder(known, family, ++t->counts[family]);
+            known->listed = true;
+        }
+        return known->placeholder;
+    }
+    struct mask_name *n = malloc(sizeof *n + len + 1);
+    if (!n)
+        return NULL;
+    unsigned k = ++t->counts[family];
+    name_placeholder(n, family, k);
     n->secret = secret && len >= MASK_SECRET_MIN_LEN;
+    n->listed = true;
     n->len = len;
     memcpy(n->value, value, len);
     n->value[len] = '\0';
@@ -81,6 +94,54 @@ const char *mask_name_for(struct mask_table *t, enum mask_family family, const c
     *t->tail = n;
     t->tail = &n->next;
     return n->placeholder;
+}
+
+/* A credential the client sent: its value stands for placeholder wherever it appears. */
+static void add_credential(struct mask_table *t, const char *value, size_t len, const char *placeholder)
+{
+    while (len && (*value == ' ' || *value == '\t'))
+        value++, len--;
+    while (len && (value[len - 1] == ' ' || value[len - 1] == '\t'))
+        len--;
+    if (len < MASK_SECRET_MIN_LEN || mask_lookup(t, value, len))
+        return;
+    struct mask_name *n = malloc(sizeof *n + len + 1);
+    if (!n)
+        return;
+    snprintf(n->placeholder, sizeof n->placeholder, "%s", placeholder);
+    n->secret = true;
+    n->listed = false;
+    n->len = len;
+    memcpy(n->value, value, len);
+    n->value[len] = '\0';
+    n->next = NULL;
+    if (dict_insert(&t->by_value, &n->entry, span_make(n->value, len)) != DICT_OK) {
+        free(n);
+        return;
+    }
+    *t->tail = n;
+    t->tail = &n->next;
+}
+
+void mask_learn_credential(struct mask_table *t, enum mask_fixed which, const char *value, size_t len)
+{
+    const char *placeholder = mask_fixed(t, which);
+    add_credential(t, value, len, placeholder);
+    if (which == MASK_AUTHORIZATION) { /* "Bearer <token>": the token alone too */
+        const char *sp = memchr(value, ' ', len);
+        if (sp)
+            add_credential(t, sp + 1, len - (size_t)(sp + 1 - value), placeholder);
+    } else if (which == MASK_COOKIE) { /* "a=1; b=2": each value too */
+        const char *p = value, *end = value + len;
+        while (p < end) {
+            const char *semi = memchr(p, ';', (size_t)(end - p));
+            const char *stop = semi ? semi : end;
+            const char *eq = memchr(p, '=', (size_t)(stop - p));
+            if (eq)
+                add_credential(t, eq + 1, (size_t)(stop - eq - 1), placeholder);
+            p = semi ? semi + 1 : end;
+        }
+    }
 }
 
 const char *mask_fixed(struct mask_table *t, enum mask_fixed which)
@@ -228,7 +289,8 @@ void mask_learn_negotiate(struct mask_table *t, const char *body, size_t len,
 void mask_list_add(const struct mask_table *t, cJSON *array)
 {
     for (const struct mask_name *n = t->head; n; n = n->next)
-        cJSON_AddItemToArray(array, cJSON_CreateString(n->placeholder));
+        if (n->listed)
+            cJSON_AddItemToArray(array, cJSON_CreateString(n->placeholder));
     static const enum mask_fixed fixed[] = { MASK_AUTHORIZATION, MASK_COOKIE, MASK_ORIGIN,
                                              MASK_TIMESTAMP, MASK_TID, MASK_NO_CACHE };
     for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)

@@ -63,6 +63,11 @@ const char *mask_lookup(struct mask_table *t, const char *value, size_t len);
 /* The placeholder of a fixed kind (and it is now used). */
 const char *mask_fixed(struct mask_table *t, enum mask_fixed which);
 
+/* A credential the client sent (the Authorization or Cookie header's value, which is written as
+ * <authorization> / <cookie>): the value, a bearer token alone and each cookie's value (8
+ * characters or more) are replaced by that placeholder wherever they appear in text too (a hub
+ * that echoes a header back). */
+void mask_learn_credential(struct mask_table *t, enum mask_fixed which, const char *value, size_t len);
 /* Appends text with every secret value replaced by its placeholder. */
 bool mask_text(struct mask_table *t, struct buf *out, const char *text, size_t len);
 /* Appends a legacy server frame (a PersistentResponse, maybe with an SSE

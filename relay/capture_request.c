@@ -138,7 +138,7 @@ static const struct {
 static void add_headers(cJSON *o, struct lws *wsi, struct mask_table *names)
 {
     cJSON *h = cJSON_AddObjectToObject(o, "headers");
-    char value[1024];
+    char value[8192]; /* the longest header the relay passes on (HTTP_FORWARDED_HEADER_MAX) */
     for (size_t i = 0; i < sizeof request_headers / sizeof request_headers[0]; i++) {
         char custom[64];
         int n;
@@ -154,6 +154,8 @@ static void add_headers(cJSON *o, struct lws *wsi, struct mask_table *names)
                 continue;
             n = (size_t)n < sizeof value ? lws_hdr_copy(wsi, value, sizeof value, request_headers[i].token) : -1;
         }
+        if (request_headers[i].fixed && n > 0 && request_headers[i].fixed != MASK_ORIGIN)
+            mask_learn_credential(names, (enum mask_fixed)request_headers[i].fixed, value, (size_t)n);
         if (request_headers[i].fixed)
             cJSON_AddStringToObject(h, request_headers[i].name, mask_fixed(names, (enum mask_fixed)request_headers[i].fixed));
         else if (n >= 0)

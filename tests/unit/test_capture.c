@@ -93,6 +93,33 @@ static void test_persistent_and_negotiate(void)
     mask_table_free(&t);
 }
 
+static void test_credentials(void)
+{
+    struct mask_table t;
+    mask_table_init(&t, seed);
+    struct buf out;
+    buf_init(&out);
+    const char *auth = "Bearer abcdefgh12345";
+    mask_learn_credential(&t, MASK_AUTHORIZATION, auth, strlen(auth));
+    const char *cookie = "theme=dark; session=s3cr3t-cookie-v";
+    mask_learn_credential(&t, MASK_COOKIE, cookie, strlen(cookie));
+    const char *text = "{\"authorization\":\"Bearer abcdefgh12345\",\"token\":\"abcdefgh12345\",\"cookie\":\"theme=dark; "
+                       "session=s3cr3t-cookie-v\",\"s\":\"s3cr3t-cookie-v\",\"theme\":\"dark\"}";
+    CHECK(mask_text(&t, &out, text, strlen(text)));
+    CHECK(strcmp(take(&out), "{\"authorization\":\"<authorization>\",\"token\":\"<authorization>\",\"cookie\":\"<cookie>\","
+                             "\"s\":\"<cookie>\",\"theme\":\"dark\"}") == 0);
+    /* The bearer token where an access token stands (access_token=) becomes <accessToken>. */
+    CHECK(strcmp(mask_name_for(&t, MASK_ACCESS_TOKEN, "abcdefgh12345", 13, true), "<accessToken>") == 0);
+    cJSON *list = cJSON_CreateArray();
+    mask_list_add(&t, list);
+    char *printed = cJSON_PrintUnformatted(list);
+    CHECK(strcmp(printed, "[\"<accessToken>\",\"<authorization>\",\"<cookie>\"]") == 0);
+    free(printed);
+    cJSON_Delete(list);
+    buf_free(&out);
+    mask_table_free(&t);
+}
+
 static void test_writer(void)
 {
     char path[] = "/tmp/test_capture_XXXXXX";
@@ -167,6 +194,7 @@ int main(void)
 {
     test_names_and_text();
     test_persistent_and_negotiate();
+    test_credentials();
     test_writer();
     test_settings();
     return test_main_result("test_capture");

@@ -3,7 +3,8 @@
 //   Core JSON       the stock @microsoft/signalr client over WebSockets, Server-Sent Events and
 //                   long polling: one file per connection with the contract's lines, and none of
 //                   the values the test saw (connection token, connection id, access token, cookie)
-//                   in clear
+//                   in clear, also where the hub sends the client's headers back (WhoAmI,
+//                   RequestDetails)
 //   Core MessagePack the stock client with the MessagePack protocol: binary frames as base64
 //   legacy          a legacy connection driven by hand (negotiate, WebSocket connect, start, a call,
 //                   abort): cursors as <cursor:1.K>, the token and ids masked; the same over
@@ -74,11 +75,19 @@ function stockClient(url, transport, protocol) {
     return { conn: builder.build(), negotiated };
 }
 
-async function echoSession(url, transport, protocol, text) {
+// Echo(text); with `echoes`, also the hub's WhoAmI and RequestDetails, which send the client's
+// Authorization and Cookie headers back in their results: the capture must mask them there too.
+async function echoSession(url, transport, protocol, text, { echoes = false } = {}) {
     const { conn, negotiated } = stockClient(url, transport, protocol);
     await withTimeout(conn.start(), TIMEOUT_MS, `start ${transport}`);
     try {
         assert.equal(await withTimeout(conn.invoke("Echo", text), TIMEOUT_MS, "Echo"), text);
+        if (echoes) {
+            const who = await withTimeout(conn.invoke("WhoAmI"), TIMEOUT_MS, "WhoAmI");
+            assert.ok(`${who.authorization} ${who.accessToken}`.includes(ACCESS_TOKEN), `the hub saw the token: ${JSON.stringify(who)}`);
+            const details = await withTimeout(conn.invoke("RequestDetails"), TIMEOUT_MS, "RequestDetails");
+            assert.equal(details.cookie, COOKIE, "the hub saw the cookie");
+        }
     } finally {
         await conn.stop();
     }
@@ -120,7 +129,7 @@ test("Core JSON over WebSockets, Server-Sent Events and long polling: one comple
     const { files, result } = await withCapture([], async (relay) => {
         const seen = [];
         for (const transport of ["WebSockets", "ServerSentEvents", "LongPolling"])
-            seen.push(await echoSession(`${relay.url}/chat`, transport, "json", `capture json ${transport}`));
+            seen.push(await echoSession(`${relay.url}/chat`, transport, "json", `capture json ${transport}`, { echoes: true }));
         // A line longer than the relay's scratch buffer for lines (8 KiB).
         await echoSession(`${relay.url}/chat`, "WebSockets", "json", `long ${"y".repeat(20000)}`);
         return seen;
