@@ -57,7 +57,8 @@ void capture_ws_open(struct lws *wsi, enum capture_door door);
 void capture_ws_accepted(struct lws *wsi);
 /* A whole message from the client (c2s) or to it. */
 void capture_ws_frame(struct lws *wsi, bool from_client, const void *data, size_t len, bool binary);
-/* The client's close frame (its payload: code and reason), or the relay's close. */
+/* The client's close frame (its payload: code and reason), or the relay's close (of a
+ * WebSocket, or of the event stream a closing legacy session ends the same way). */
 void capture_ws_client_close(struct lws *wsi, const void *payload, size_t len);
 void capture_ws_server_close(struct lws *wsi, unsigned code, const char *reason);
 

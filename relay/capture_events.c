@@ -389,6 +389,8 @@ void capture_ws_server_close(struct lws *wsi, unsigned code, const char *reason)
     struct capture_conn *c = cap ? conn_find(cap, wsi) : NULL;
     if (c && c->ws)
         write_close(c, "server", code, reason ? reason : "", reason ? strlen(reason) : 0);
+    else if (c && c->response) /* a legacy event stream the relay ends (its session closing) */
+        emit_response(c, NULL);
 }
 
 void capture_wsi_gone(struct lws *wsi)

@@ -538,6 +538,7 @@ void legacy_session_end_channel(struct legacy_session *s)
 {
     if (s->wsi) {
         /* A newer channel replaces the old one, which is closed. */
+        capture_http_stream_end(s->wsi);
         lws_set_opaque_user_data(s->wsi, NULL);
         lws_set_timeout(s->wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
         msg_queue_clear(&s->to_client);
@@ -627,7 +628,8 @@ int legacy_session_writeable(struct legacy_session *s, struct lws *wsi)
         }
         if (s->links_paused && s->to_client.bytes <= s->loop->cfg->max_buffered_bytes / 2)
             pause_links(s, false);
-        return s->closing && msg_queue_is_empty(&s->to_client) && !lws_partial_buffered(wsi) ? -1 : 0;
+        return s->closing && msg_queue_is_empty(&s->to_client) && !lws_partial_buffered(wsi)
+                   ? (capture_http_stream_end(wsi), -1) : 0; /* the relay ends the stream */
     }
     if (s->ping_due && !lws_partial_buffered(wsi)) {
         /* Not empty: lws passes only non-empty pongs up to LWS_CALLBACK_RECEIVE_PONG. */
