@@ -9,6 +9,7 @@
 //   legacy          a legacy connection driven by hand (negotiate, WebSocket connect, start, a call,
 //                   abort): cursors as <cursor:1.K>, the token and ids masked; the same over
 //                   serverSentEvents and longPolling (the stream's pieces, /send form posts)
+//   bodies none     --capture-bodies none: frames and bodies as <body:N bytes>
 //   sampling        --capture-sample 0 records nothing, 1 (above) every connection
 //   file cap        --capture-max-file: the file ends with "truncated":true, the traffic goes on
 //   directory cap   --capture-max-dir: new connections are skipped and counted in /metrics
@@ -301,6 +302,26 @@ test("legacy over serverSentEvents and longPolling: the stream's pieces, form po
     assert.ok(stream.chunks.some((c) => c.data.startsWith('data: {"C":"<cursor:1.1>","S":1')), "the init frame on the stream");
     const connect = files[1].lines.find((l) => l.type === "http-response" && l.body?.includes('"S":1'));
     assert.match(connect.body, /^\{"C":"<cursor:1\.1>","S":1/, "the long-polling connect answer");
+});
+
+test("--capture-bodies none: frames and bodies as their sizes, negotiate answers still masked", async () => {
+    const { files } = await withCapture(["--capture-bodies", "none"], async (relay) => {
+        await echoSession(`${relay.url}/chat`, "WebSockets", "json", "secret payload 1");
+        await echoSession(`${relay.url}/chat`, "LongPolling", "json", "secret payload 2");
+    });
+    assert.equal(files.length, 2);
+    for (const file of files) {
+        assertContractLines(file, "core");
+        assert.ok(!file.text.includes("secret payload"), `${file.name} holds a message body`);
+        const negotiate = JSON.parse(file.lines[2].body);
+        assert.equal(negotiate.connectionToken, "<connectionToken>", "the negotiate answer is kept, masked");
+    }
+    const frames = wsFrames(files[0], "c2s").concat(wsFrames(files[0], "s2c"));
+    assert.ok(frames.length >= 4);
+    for (const f of frames) assert.match(f.text, /^<body:\d+ bytes>$/);
+    assert.equal(wsFrames(files[0], "c2s")[0].text, `<body:${'{"protocol":"json","version":1}\x1e'.length} bytes>`);
+    const posts = files[1].lines.filter((l) => l.type === "http-request" && l.method === "POST" && l.path === "/chat");
+    assert.ok(posts.length >= 2 && posts.every((l) => /^<body:\d+ bytes>$/.test(l.body)), "the POSTs' bodies as sizes");
 });
 
 test("--capture-sample 0 records no connection", async () => {
