@@ -72,6 +72,7 @@ void config_init(struct relay_config *cfg)
     cfg->max_request_headers_bytes = 32u << 10;
     cfg->header_timeout_ms = 10000;
     cfg->log_level = LOG_INFO;
+    config_capture_defaults(cfg);
 }
 
 static void hub_route_free(struct hub_route *h)
@@ -108,6 +109,7 @@ void config_free(struct relay_config *cfg)
     free(cfg->resolv_conf);
     free(cfg->log_file);
     free(cfg->demo_dir);
+    free(cfg->capture_dir);
     memset(cfg, 0, sizeof *cfg);
 }
 
@@ -472,6 +474,8 @@ static enum config_result apply_setting(struct relay_config *cfg, const char *na
         return set_log_name("--log-format", log_format_from_name, "text, json or logfmt", &cfg->log_format, value, err, err_len);
     if (strcmp(name, "log-file") == 0) return set_nonempty("--log-file", &cfg->log_file, value, err, err_len);
     if (strcmp(name, "demo-dir") == 0) return set_nonempty("--demo-dir", &cfg->demo_dir, value, err, err_len);
+    if (strcmp(name, "capture") == 0) return set_nonempty("--capture", &cfg->capture_dir, value, err, err_len);
+    if (strcmp(name, "capture-bodies") == 0 || strcmp(name, "capture-sample") == 0 || strcmp(name, "capture-max-file") == 0 || strcmp(name, "capture-max-dir") == 0) return config_capture_setting(cfg, name, value, err, err_len);
     if (strcmp(name, "config") == 0) return config_load_file(cfg, value, err, err_len);
     return config_fail(err, err_len, "unknown option '--%s' (see --help)", name);
 }

@@ -88,6 +88,11 @@ struct relay_config {
     int log_format;               /* LOG_FORMAT_*: text (the default), json, logfmt */
     char *log_file;               /* --log-file: lines appended there; NULL: stderr */
     char *demo_dir;               /* --demo-dir: static files served under /demo/; NULL: /demo is off */
+    char *capture_dir;            /* --capture: record client sessions into this directory; NULL: off */
+    bool capture_no_bodies;       /* --capture-bodies none: frames and bodies as their sizes only */
+    double capture_sample;        /* --capture-sample: the fraction of new connections recorded (1) */
+    size_t capture_max_file_bytes;/* --capture-max-file: one file ends, marked truncated, past this (16M) */
+    size_t capture_max_dir_bytes; /* --capture-max-dir: no new captures once the directory holds this (1024M) */
 };
 
 enum config_result { CONFIG_OK = 0, CONFIG_EXIT_SUCCESS = 1, CONFIG_ERROR = -1 };
@@ -123,6 +128,12 @@ const struct hub_route *config_find_hub(const struct relay_config *cfg, const ch
                                         size_t name_len);
 
 void config_print_help(FILE *out);
+
+/* relay/config_capture.c: the defaults of the --capture-* settings (config_init sets them), and
+ * one of --capture-bodies, --capture-sample, --capture-max-file, --capture-max-dir read. */
+void config_capture_defaults(struct relay_config *cfg);
+enum config_result config_capture_setting(struct relay_config *cfg, const char *name, const char *value, char *err,
+                                          size_t err_len);
 
 /* A reload: the settings read once at start (--listen, --admin-listen, --token-secret, the
  * resolver's, --backend-source-addresses, --service-key, --ws-read-buffer, the TLS file

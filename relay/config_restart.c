@@ -36,6 +36,7 @@ bool config_keep_restart_only(const struct relay_config *old, struct relay_confi
     keep_string(&cfg->backend_source_addresses, old->backend_source_addresses, "--backend-source-addresses", &kept);
     keep_string(&cfg->dns_servers, old->dns_servers, "--dns-servers", &kept);
     keep_string(&cfg->resolv_conf, old->resolv_conf, "--resolv-conf", &kept);
+    keep_string(&cfg->capture_dir, old->capture_dir, "--capture", &kept); /* the other --capture-* settings apply at once */
     /* The certificate files are reread (tls_reload); where they are is fixed at start. */
     keep_string(&cfg->tls_cert, old->tls_cert, "--tls-cert", &kept);
     keep_string(&cfg->tls_key, old->tls_key, "--tls-key", &kept);

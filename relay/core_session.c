@@ -606,6 +606,7 @@ struct core_session *core_session_create(struct core_sessions *table, struct lws
     }
     list_push_back(&table->all, &s->link);
     s->loop->stats.sessions_active++;
+    capture_session_begin(wsi, &s->capture);
     return s;
 }
 
@@ -687,5 +688,6 @@ void core_session_destroy(struct core_session *s)
     s->loop->stats.sessions_closed++;
     hub_client_copy_free(s->client);
     free(s->hub_failure);
+    capture_session_end(&s->capture);
     free(s);
 }

@@ -33,6 +33,7 @@
 #include "containers/list.h"
 #include "containers/timer_wheel.h"
 #include "protocol/handshake.h"
+#include "relay/capture.h"
 #include "relay/http.h"
 #include "relay/hub_channel.h"
 #include "relay/loop.h"
@@ -141,6 +142,7 @@ struct core_session {
     struct core_http_post *post_held;   /* a POST whose answer waits for `drained` */
     struct timer_entry disconnect_timer;/* LP: between polls; the poll timeout while one waits */
     bool first_poll_done;
+    struct capture_file *capture;       /* --capture: the file this connection records into, or NULL */
 };
 
 /* Service mode: who the client is, as the relay verified it before the

@@ -103,6 +103,7 @@ static bool sse_frame(const struct wsmsg *m, struct buf *out)
 static int sse_write(struct lws *wsi, struct buf *frame)
 {
     size_t len = frame->len - LWS_PRE;
+    capture_http_chunk(wsi, frame->data + LWS_PRE, len);
     int n = lws_write(wsi, (unsigned char *)frame->data + LWS_PRE, len, LWS_WRITE_HTTP);
     return n < (int)len ? -1 : 0;
 }
@@ -144,6 +145,7 @@ int core_sse_writeable(struct core_http_request *req)
     if (!msg_queue_is_empty(&s->to_client) || lws_partial_buffered(req->wsi)) {
         lws_callback_on_writable(req->wsi);
     } else if (core_session_done(s)) {
+        capture_http_stream_end(req->wsi);
         return -1; /* everything went out: the response ends with the connection */
     }
     return 0;

@@ -38,6 +38,7 @@ int core_session_writeable(struct core_session *s)
     core_session_sent(s);
     if (s->state == CORE_CLOSING && msg_queue_is_empty(&s->to_client) && !lws_partial_buffered(s->wsi)) {
         lws_close_reason(s->wsi, LWS_CLOSE_STATUS_NORMAL, NULL, 0);
+        capture_ws_server_close(s->wsi, LWS_CLOSE_STATUS_NORMAL, NULL);
         return -1;
     }
     return 0;

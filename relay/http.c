@@ -8,6 +8,7 @@
 #include <strings.h>
 
 #include "protocol/urlencoded.h"
+#include "relay/capture.h"
 #include "relay/config.h"
 
 /* A literal header value and its length, counted by the compiler. */
@@ -357,6 +358,7 @@ static int write_final_body(struct lws *wsi, const char *body, size_t body_len)
 static int http_write_response(const struct relay_config *cfg, struct lws *wsi, unsigned status, const char *content_type,
                                const char *body, size_t body_len, bool closing)
 {
+    capture_http_response(wsi, status, content_type, body, body_len);
     unsigned char headers[LWS_PRE + 2048];
     unsigned char *start = headers + LWS_PRE, *p = start, *end = headers + sizeof headers - 1;
     if (lws_add_http_common_headers(wsi, status, content_type, (lws_filepos_t)body_len, &p, end) ||
@@ -397,6 +399,7 @@ int http_respond_and_close(const struct relay_config *cfg, struct lws *wsi, unsi
 
 bool http_begin_stream(const struct relay_config *cfg, struct lws *wsi, unsigned status, const char *content_type)
 {
+    capture_http_stream(wsi, status, content_type);
     unsigned char headers[LWS_PRE + 2048];
     unsigned char *start = headers + LWS_PRE, *p = start, *end = headers + sizeof headers - 1;
     return !lws_add_http_common_headers(wsi, status, content_type, LWS_ILLEGAL_HTTP_CONTENT_LEN, &p, end) &&
@@ -414,6 +417,7 @@ int http_respond_preflight(const struct relay_config *cfg, struct lws *wsi)
     char origin[256];
     if (!http_allowed_origin(cfg, wsi, origin, sizeof origin))
         return http_respond_text(cfg, wsi, 403, "Origin not allowed");
+    capture_http_response(wsi, 204, "text/plain", "", 0);
     char requested[512] = "";
     http_header(wsi, WSI_TOKEN_HTTP_AC_REQUEST_HEADERS, requested, sizeof requested);
     unsigned char headers[LWS_PRE + 2048];
@@ -434,6 +438,7 @@ int http_respond_preflight(const struct relay_config *cfg, struct lws *wsi)
 
 int http_respond_stream_headers(const struct relay_config *cfg, struct lws *wsi, const char *content_type)
 {
+    capture_http_stream(wsi, 200, content_type);
     unsigned char headers[LWS_PRE + 2048];
     unsigned char *start = headers + LWS_PRE, *p = start, *end = headers + sizeof headers - 1;
     if (lws_add_http_common_headers(wsi, 200, content_type, LWS_ILLEGAL_HTTP_CONTENT_LEN, &p, end) ||
@@ -458,6 +463,7 @@ void http_answer_capture(const struct relay_config *cfg, struct lws *wsi, struct
 static bool write_captured_headers(const struct http_answer_ctx *ctx, struct lws *wsi, unsigned status,
                                    const char *content_type, lws_filepos_t length)
 {
+    capture_http_response(wsi, status, content_type, body, body_len);
     unsigned char headers[LWS_PRE + 2048];
     unsigned char *start = headers + LWS_PRE, *p = start, *end = headers + sizeof headers - 1;
     bool closes = ctx->closes && length != LWS_ILLEGAL_HTTP_CONTENT_LEN;

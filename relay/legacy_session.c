@@ -424,6 +424,7 @@ static void session_free(struct legacy_session *s)
     free(s->query);
     list_unlink(&s->all);
     s->loop->stats.legacy_sessions_active--;
+    capture_session_end(&s->capture);
     free(s);
 }
 
@@ -518,6 +519,7 @@ struct legacy_session *legacy_session_create(struct legacy_table *t, const char 
     list_init_head(&s->sends);
     list_init_head(&s->waiting_sends);
     s->loop->stats.legacy_sessions_active++;
+    capture_session_begin(wsi, &s->capture);
     list_push_back(&t->all, &s->all);
     if (dict_insert(&t->by_id, &s->entry, span_from_cstr(s->connection_id)) != DICT_OK) {
         session_free(s);
@@ -547,6 +549,7 @@ void legacy_session_end_channel(struct legacy_session *s)
 {
     if (s->wsi) {
         /* A newer channel replaces the old one, which is closed. */
+        capture_http_stream_end(s->wsi);
         lws_set_opaque_user_data(s->wsi, NULL);
         lws_set_timeout(s->wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
         msg_queue_clear(&s->to_client);
@@ -636,7 +639,8 @@ int legacy_session_writeable(struct legacy_session *s, struct lws *wsi)
         }
         if (s->links_paused && s->to_client.bytes <= s->loop->cfg->max_buffered_bytes / 2)
             pause_links(s, false);
-        return s->closing && msg_queue_is_empty(&s->to_client) && !lws_partial_buffered(wsi) ? -1 : 0;
+        return s->closing && msg_queue_is_empty(&s->to_client) && !lws_partial_buffered(wsi)
+                   ? (capture_http_stream_end(wsi), -1) : 0; /* the relay ends the stream */
     }
     if (s->ping_due && !lws_partial_buffered(wsi)) {
         /* Not empty: lws passes only non-empty pongs up to LWS_CALLBACK_RECEIVE_PONG. */
@@ -651,6 +655,7 @@ int legacy_session_writeable(struct legacy_session *s, struct lws *wsi)
         pause_links(s, false);
     if (s->closing && msg_queue_is_empty(&s->to_client) && !lws_partial_buffered(wsi)) {
         lws_close_reason(wsi, LWS_CLOSE_STATUS_NORMAL, NULL, 0);
+        capture_ws_server_close(wsi, LWS_CLOSE_STATUS_NORMAL, NULL);
         return -1;
     }
     return 0;

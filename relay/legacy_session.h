@@ -38,6 +38,7 @@
 #include "hub/conn_token.h"
 #include "hub/replay_ring.h"
 #include "protocol/legacy_connection_data.h"
+#include "relay/capture.h"
 #include "relay/http.h"
 #include "relay/legacy_link.h"
 #include "relay/legacy_request.h"
@@ -136,6 +137,7 @@ struct legacy_session {
     bool links_paused;               /* the links paused: the queue toward the client is full */
     bool closing;                    /* ended: flushing the last frames, then gone */
     uint64_t close_deadline_ms;      /* closing: the sockets still open then are closed */
+    struct capture_file *capture;    /* --capture: the file this connection records into, or NULL */
 };
 
 /* For log lines: the hub of a connection to one hub (most are), else NULL. */

@@ -3,6 +3,7 @@
 
 #include <string.h>
 
+#include "relay/capture.h"
 #include "relay/http.h"
 
 bool legacy_sse_begin(const struct relay_config *cfg, struct lws *wsi)
@@ -30,6 +31,7 @@ bool legacy_sse_flush(struct lws *wsi, struct msg_queue *q)
 {
     struct wsmsg *m;
     while (!lws_partial_buffered(wsi) && (m = msg_queue_pop(q)) != NULL) {
+        capture_http_chunk(wsi, m->payload, m->len);
         int n = lws_write(wsi, m->payload, m->len, LWS_WRITE_HTTP);
         wsmsg_free(m);
         if (n < 0)

@@ -41,7 +41,13 @@ struct relay_stats {
     uint64_t core_streams_open;     /* Core SSE streams */
     uint64_t core_stateful_away;    /* stateful-reconnect sessions whose client's WebSocket is gone */
     uint64_t core_stateful_resumes; /* stateful-reconnect clients back on a new WebSocket */
+    uint64_t capture_files;         /* --capture: files started */
+    uint64_t capture_skipped;       /* new connections not recorded: the directory is over --capture-max-dir */
+    uint64_t capture_dropped;       /* captures given up: the writer's queue was full (or out of memory) */
+    uint64_t capture_truncated;     /* files ended at --capture-max-file */
 };
+
+struct capture;
 
 struct loop {
     const struct relay_config *cfg;
@@ -56,7 +62,15 @@ struct loop {
     bool destroying;                  /* inside lws_context_destroy: make no lws calls on wsis */
     struct log_limit too_large_log;   /* "a message over the size limit" lines, any connection */
     struct relay_stats stats;
+    struct capture *capture;          /* --capture (relay/capture.h), or NULL: off */
 };
+
+/* The loop a wsi of the relay's context runs on: the context's user object
+ * (struct relay) starts with its struct loop (relay.c asserts it). */
+static inline struct loop *loop_of_wsi(struct lws *wsi)
+{
+    return (struct loop *)lws_context_user(lws_get_context(wsi));
+}
 
 /* The retry and idle policy of every lws connection the relay makes or
  * accepts: no lws-level validity (WebSocket ping) timer. See loop.c. */

@@ -9,6 +9,7 @@
 #include <strings.h>
 
 #include "relay/backend.h"
+#include "relay/capture.h"
 #include "relay/clock.h"
 #include "relay/core_http.h"
 #include "relay/core_negotiate.h"
@@ -22,6 +23,9 @@
 #include "relay/log.h"
 #include "relay/service_client.h"
 #include "relay/service_server.h"
+
+/* The context's user is the relay, and loop_of_wsi finds its loop there. */
+_Static_assert(offsetof(struct relay, loop) == 0, "struct relay starts with its loop");
 
 /* --------------------------------------------------------------- routing */
 
@@ -125,18 +129,19 @@ static int route_http(struct relay *relay, struct lws *wsi)
     }
     const char *client_suffix = service_route(relay, path, "/client");
     if (client_suffix)
-        return service_client_http(&relay->service, &relay->sessions, wsi, client_suffix);
+        return capture_http_request(wsi, CAPTURE_CORE), service_client_http(&relay->service, &relay->sessions, wsi, client_suffix);
     if (service_route(relay, path, "/server"))
         return respond_text(relay, wsi, 400, "App server connections are WebSockets.");
     const char *legacy_suffix = legacy_route(relay->loop.cfg, path);
     if (legacy_suffix)
-        return legacy_http(&relay->legacy, wsi, legacy_suffix);
+        return capture_http_request(wsi, CAPTURE_LEGACY), legacy_http(&relay->legacy, wsi, legacy_suffix);
     bool negotiate;
     const struct hub_route *hub = route_hub(relay, path, &negotiate);
     if (!hub && demo_route(path)) /* a hub named demo comes first */
         return demo_http(relay->loop.cfg, wsi, path, method);
     if (!hub)
         return respond_text(relay, wsi, 404, "Not Found");
+    capture_http_request(wsi, CAPTURE_CORE);
     if (method == HTTP_OPTIONS)
         return http_respond_preflight(relay->loop.cfg, wsi);
     if (negotiate)
@@ -192,16 +197,17 @@ static int confirm_upgrade(struct relay *relay, struct lws *wsi)
                    ? service_server_confirm(&relay->service, wsi)
                    : http_refuse_upgrade(relay->loop.cfg, wsi, 404, "Not Found");
     service_suffix = service_route(relay, path, "/client");
-    if (service_suffix)
+    if (service_suffix && (capture_ws_open(wsi, CAPTURE_CORE), true))
         return strcmp(service_suffix, "") == 0 || strcmp(service_suffix, "/") == 0
                    ? service_client_confirm(&relay->service, &relay->sessions, wsi)
                    : http_refuse_upgrade(relay->loop.cfg, wsi, 404, "Not Found");
     const char *legacy_suffix = legacy_route(relay->loop.cfg, path);
     if (legacy_suffix)
-        return legacy_confirm_upgrade(&relay->legacy, wsi, legacy_suffix);
+        return capture_ws_open(wsi, CAPTURE_LEGACY), legacy_confirm_upgrade(&relay->legacy, wsi, legacy_suffix);
     const struct hub_route *hub = route_hub(relay, path, &negotiate);
     if (!hub || negotiate || hub->app_negotiate) /* app-negotiate hubs: clients connect at /client/ */
         return http_refuse_upgrade(relay->loop.cfg, wsi, 404, "Not Found");
+    capture_ws_open(wsi, CAPTURE_CORE);
     struct negotiation *n = NULL;
     struct buf id;
     buf_init(&id);
@@ -306,12 +312,14 @@ static int server_callback(struct lws *wsi, enum lws_callback_reasons reason, vo
             return legacy_session_writeable(owner, wsi);
         return 0;
     case LWS_CALLBACK_HTTP_BODY:
+        capture_http_body(wsi, in, len);
         if (role_of(owner) == WSI_ROLE_CORE_POST)
             return core_http_body(owner, in, len);
         if (role_of(owner) == WSI_ROLE_LEGACY_REQUEST)
             legacy_request_body(owner, in, len);
         return 0;
     case LWS_CALLBACK_HTTP_BODY_COMPLETION:
+        capture_http_body_done(wsi);
         if (role_of(owner) == WSI_ROLE_CORE_POST)
             return core_http_body_done(owner, wsi);
         if (role_of(owner) == WSI_ROLE_LEGACY_REQUEST)
@@ -330,6 +338,7 @@ static int server_callback(struct lws *wsi, enum lws_callback_reasons reason, vo
         return 0;
     case LWS_CALLBACK_ESTABLISHED:
         rx_size_for_servers(relay, wsi, false);
+        capture_ws_accepted(wsi);
         if (session_of(owner))
             core_session_established(owner);
         else if (role_of(owner) == WSI_ROLE_LEGACY_SESSION)
@@ -348,6 +357,7 @@ static int server_callback(struct lws *wsi, enum lws_callback_reasons reason, vo
     case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE:
         if (session_of(owner))
             ((struct core_session *)owner)->client_closed = true; /* a goodbye, not a drop */
+        capture_ws_client_close(wsi, in, len);
         return 0;
     case LWS_CALLBACK_RECEIVE_PONG:
         if (role_of(owner) == WSI_ROLE_LEGACY_SESSION)
@@ -370,6 +380,7 @@ static int server_callback(struct lws *wsi, enum lws_callback_reasons reason, vo
             rx_size_for_servers(relay, wsi, false);
         if (owner)
             detach_and_destroy(wsi, owner);
+        capture_wsi_gone(wsi);
         listener_wsi_destroyed(&relay->listener, wsi);
         return 0;
     case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
@@ -450,6 +461,11 @@ int relay_start(struct relay *relay, const struct relay_config *cfg)
         return -1;
     }
     listener_init(&relay->listener, &relay->loop, relay->dict_seed);
+    char capture_err[512];
+    if (cfg->capture_dir && !(relay->loop.capture = capture_new(&relay->loop, cfg->capture_dir, capture_err, sizeof capture_err))) {
+        log_error("relay: %s", capture_err);
+        return -1;
+    }
     core_sessions_init(&relay->sessions, &relay->loop, relay->dict_seed);
     core_negotiations_init(&relay->negotiations, &relay->loop, &relay->backends, relay->dict_seed);
     if (!service_init(&relay->service, &relay->loop, relay->dict_seed)) {
@@ -682,6 +698,8 @@ void relay_destroy(struct relay *relay)
         free(r->endpoints);
         free(r);
     }
+    capture_free(relay->loop.capture); /* after every connection: each one's last lines are in */
+    relay->loop.capture = NULL;
     if (relay->owned_cfg)
         config_free(relay->owned_cfg);
     free(relay->owned_cfg);

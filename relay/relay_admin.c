@@ -179,6 +179,11 @@ static void relay_render_metrics(struct relay *relay, struct buf *out)
     n = snprintf(text, sizeof text, "signalr_relay_core_stateful_away %llu\nsignalr_relay_core_stateful_resumes_total %llu\n",
                  (unsigned long long)s->core_stateful_away, (unsigned long long)s->core_stateful_resumes);
     buf_append(out, text, n > 0 ? (size_t)n : 0);
+    n = snprintf(text, sizeof text, "signalr_relay_capture_files_total %llu\nsignalr_relay_capture_skipped_total{reason=\"dir_full\"} %llu\n"
+                 "signalr_relay_capture_dropped_total{reason=\"queue_full\"} %llu\nsignalr_relay_capture_truncated_total %llu\n",
+                 (unsigned long long)s->capture_files, (unsigned long long)s->capture_skipped,
+                 (unsigned long long)s->capture_dropped, (unsigned long long)s->capture_truncated);
+    buf_append(out, text, n > 0 ? (size_t)n : 0);
     backend_pools_render_metrics(&relay->backends.pools, clock_now_ms(), out);
     service_render_metrics(&relay->service, out);
     tls_render_metrics(&relay->tls, out);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "relay/capture.h"
 #include "relay/log.h"
 
 struct wsmsg *wsmsg_new(size_t cap, bool binary)
@@ -94,6 +95,7 @@ void msg_queue_clear(struct msg_queue *q)
 
 static bool write_one(struct lws *wsi, struct wsmsg *m)
 {
+    capture_ws_frame(wsi, false, m->payload, m->len, m->binary);
     int n = lws_write(wsi, m->payload, m->len, m->binary ? LWS_WRITE_BINARY : LWS_WRITE_TEXT);
     wsmsg_free(m);
     return n >= 0;
@@ -156,6 +158,7 @@ struct wsmsg *wsmsg_receive(struct wsmsg **partial, struct lws *wsi, const void 
         *fault = WSMSG_BAD_UTF8;
         return NULL;
     }
+    capture_ws_frame(wsi, true, whole->payload, whole->len, whole->binary);
     return whole;
 nomem:
     wsmsg_free(*partial);
@@ -170,6 +173,7 @@ int wsmsg_close_invalid_payload(struct lws *wsi)
 {
     static const char reason[] = "invalid UTF-8 in a text message";
     lws_close_reason(wsi, LWS_CLOSE_STATUS_INVALID_PAYLOAD, (unsigned char *)reason, sizeof reason - 1);
+    capture_ws_server_close(wsi, LWS_CLOSE_STATUS_INVALID_PAYLOAD, reason);
     return -1;
 }
 
