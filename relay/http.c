@@ -463,7 +463,6 @@ void http_answer_capture(const struct relay_config *cfg, struct lws *wsi, struct
 static bool write_captured_headers(const struct http_answer_ctx *ctx, struct lws *wsi, unsigned status,
                                    const char *content_type, lws_filepos_t length)
 {
-    capture_http_response(wsi, status, content_type, body, body_len);
     unsigned char headers[LWS_PRE + 2048];
     unsigned char *start = headers + LWS_PRE, *p = start, *end = headers + sizeof headers - 1;
     bool closes = ctx->closes && length != LWS_ILLEGAL_HTTP_CONTENT_LEN;
@@ -488,6 +487,7 @@ static bool write_captured_headers(const struct http_answer_ctx *ctx, struct lws
 int http_respond_captured(const struct http_answer_ctx *ctx, struct lws *wsi, unsigned status,
                           const char *content_type, const char *body, size_t body_len)
 {
+    capture_http_response(wsi, status, content_type, body, body_len);
     if (!write_captured_headers(ctx, wsi, status, content_type, (lws_filepos_t)body_len))
         return -1;
     if (write_final_body(wsi, body, body_len) != 0)
@@ -498,12 +498,15 @@ int http_respond_captured(const struct http_answer_ctx *ctx, struct lws *wsi, un
 bool http_begin_captured_stream(const struct http_answer_ctx *ctx, struct lws *wsi, unsigned status,
                                 const char *content_type)
 {
+    capture_http_stream(wsi, status, content_type);
     return write_captured_headers(ctx, wsi, status, content_type, LWS_ILLEGAL_HTTP_CONTENT_LEN);
 }
 
 int http_end_stream(struct lws *wsi, const char *body, size_t body_len)
 {
     static const char nothing[1] = { 0 };
+    capture_http_chunk(wsi, body, body_len);
+    capture_http_stream_end(wsi);
     /* The last write says FINAL even when empty, so that lws ends the transaction. */
     struct buf copy;
     buf_init(&copy);

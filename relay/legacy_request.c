@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "relay/capture.h"
 #include "relay/clock.h"
 #include "relay/http.h"
 #include "relay/loop.h"
@@ -121,6 +122,7 @@ static int write_space(struct legacy_request *r, struct lws *wsi)
     space[LWS_PRE] = ' ';
     if (lws_write(wsi, space + LWS_PRE, 1, LWS_WRITE_HTTP) < 1)
         return -1;
+    capture_http_chunk(wsi, " ", 1);
     http_answer_later(wsi);
     return 0;
 }
