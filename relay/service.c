@@ -19,6 +19,7 @@ bool service_init(struct service *svc, struct loop *loop, const uint8_t seed[DIC
     list_init_head(&svc->hubs);
     list_init_head(&svc->servers);
     memcpy(svc->seed, seed, DICT_SEED_LEN);
+    spent_ids_init(&svc->spent, seed);
     const struct relay_config *cfg = loop->cfg;
     if (cfg->service_key_count == 0)
         return true;
@@ -57,6 +58,7 @@ void service_free(struct service *svc)
         svc_hub_free(&hub->model);
         free(hub);
     }
+    spent_ids_free(&svc->spent);
     free(svc->keys);
     svc->keys = NULL;
     token_key_clear(&svc->token_key);

@@ -9,6 +9,7 @@
 #include "hub/conn_token.h"
 #include "hub/service_token.h"
 #include "protocol/negotiate.h"
+#include "relay/clock.h"
 #include "relay/core_http.h"
 #include "relay/http.h"
 #include "relay/log.h"
@@ -181,6 +182,23 @@ static struct core_session *open_client(struct service *svc, struct core_session
         svc_token_free(&t);
         *status = 409;
         *text = "The connection is already connected.";
+        return NULL;
+    }
+    /* An id opens once: a request read after its connection ended (a poll sent just before the
+     * client's DELETE) would open a second one that no client drives, and the app would wait out
+     * its handshake timeout for it. ASP.NET Core answers 404: that connection is gone. */
+    uint64_t now_ms = clock_now_ms();
+    if (spent_ids_has(&svc->spent, span_from_cstr(id), now_ms)) {
+        svc_token_free(&t);
+        log_conn_debug(id, hub->key, "service: connection id already used, refused");
+        *status = 404;
+        *text = "No Connection with that ID";
+        return NULL;
+    }
+    if (!spent_ids_add(&svc->spent, span_from_cstr(id), now_ms + cfg->negotiate_ttl_ms + 2000u, now_ms)) {
+        svc_token_free(&t);
+        *status = 500;
+        *text = "out of memory";
         return NULL;
     }
     /* OpenConnection carries the claims with their long types (spec 3.6, appendix A.11). */
