@@ -129,6 +129,11 @@ const struct hub_route *config_find_hub(const struct relay_config *cfg, const ch
 
 void config_print_help(FILE *out);
 
+/* One setting by its flag name (without the dashes), as the command line and the config file
+ * (relay/config_file.c) give it. */
+enum config_result config_apply_setting(struct relay_config *cfg, const char *name, const char *value, char *err,
+                                        size_t err_len);
+
 /* relay/config_capture.c: the defaults of the --capture-* settings (config_init sets them), and
  * one of --capture-bodies, --capture-sample, --capture-max-file, --capture-max-dir read. */
 void config_capture_defaults(struct relay_config *cfg);

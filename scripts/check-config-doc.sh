@@ -30,7 +30,6 @@ case "${1:-}" in
 esac
 relay=${1:-$root/build/release/signalr-relay}
 doc=$root/docs/CONFIG.md
-src=$root/relay/config.c
 sample=$root/packaging/relay.json.example
 if [ ! -x "$relay" ]; then
   echo "check-config-doc: no relay binary at $relay (build first, or pass its path)" >&2
@@ -39,6 +38,9 @@ fi
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+# The parser: flags in relay/config.c, the config file's own keys in relay/config_file.c.
+src=$work/config-source.c
+cat "$root/relay/config.c" "$root/relay/config_file.c" >"$src"
 # An unknown flag the relay refuses after reading everything before it, so no probe ever starts it.
 sentinel=--zz-check-config-doc-end
 
