@@ -71,6 +71,7 @@ struct legacy_link {
     struct list_node calls;    /* struct legacy_call awaiting completions */
     uint64_t next_id;
     char failure[256];
+    unsigned failure_status;   /* HTTP status for a /start that fails on it: 504 timed out, 502 refused, 500 */
 };
 
 /* Opens a link to hub for the client. NULL when out of memory; a link whose

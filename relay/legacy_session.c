@@ -260,7 +260,7 @@ struct legacy_link *legacy_session_find_link(struct legacy_session *s, struct sp
 
 /* ---------------------------------------------------------------- start */
 
-static enum legacy_start_verdict start_verdict(void *owner, const char **failure)
+static enum legacy_start_verdict start_verdict(void *owner, const char **failure, unsigned *status)
 {
     struct legacy_session *s = owner;
     if (s->closing)
@@ -270,6 +270,7 @@ static enum legacy_start_verdict start_verdict(void *owner, const char **failure
         struct legacy_link *l = s->links[i];
         if (l->state == LEGACY_LINK_FAILED) {
             *failure = l->failure;
+            *status = l->failure_status;
             return LEGACY_START_FAILED;
         }
         if (l->state != LEGACY_LINK_READY)

@@ -52,7 +52,7 @@ describe("legacy endpoint", () => {
         const init = await c.next((f) => f.S === 1, "init frame");
         assert.deepEqual(init.M, []);
         const start = await c.start();
-        assert.equal(start.status, 500);
+        assert.equal(start.status, 502); // the backend refused the connection
         assert.match(start.body, /backend hub 'dead'/);
         await c.abort();
     });
