@@ -37,6 +37,7 @@
 #include "relay/log.h"
 
 struct loop;
+struct http_refusals;
 
 /* How long accepting pauses after accept() found no descriptor. */
 #define ACCEPT_BACKOFF_MS 500
@@ -50,6 +51,7 @@ struct listener_stats {
     uint64_t refused;           /* of those, over a limit (answered 503) */
     uint64_t accept_pauses;     /* times accepting paused for lack of descriptors */
     uint64_t unidentified_closed; /* connections closed because they sent no request while descriptors ran out */
+    uint64_t heads_refused;     /* first request heads answered 408/414/431 by the relay (request_head.h) */
 };
 
 struct listener {
@@ -61,6 +63,8 @@ struct listener {
     struct dict conns;          /* struct accepted_conn by wsi pointer */
     struct dict sources;        /* struct source_count by peer address */
     struct list_node unidentified; /* accepted_conns with no request yet, oldest first */
+    struct list_node reading;   /* connections whose first request head is read here (plain listener), oldest first */
+    struct http_refusals *refusals; /* the relay's refusal counter and log limit, or NULL */
     size_t active;              /* connections within the limits (refused ones not counted) */
     struct listener_stats stats;
     struct log_limit accept_log;

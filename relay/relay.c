@@ -410,6 +410,7 @@ int relay_start(struct relay *relay, const struct relay_config *cfg)
         return -1;
     }
     listener_init(&relay->listener, &relay->loop, relay->dict_seed);
+    relay->listener.refusals = &relay->refusals;
     core_sessions_init(&relay->sessions, &relay->loop, relay->dict_seed);
     core_negotiations_init(&relay->negotiations, &relay->loop, &relay->backends, relay->dict_seed);
     if (!service_init(&relay->service, &relay->loop, relay->dict_seed)) {

@@ -38,6 +38,7 @@ RELAY_LAYERS = {
     "clock": BOTTOM, "log": BOTTOM, "config": BOTTOM, "loop": BOTTOM, "listener": BOTTOM, "wsmsg": BOTTOM,
     "http": BOTTOM, "wsi_role": BOTTOM, "tls": BOTTOM, "resolver": BOTTOM, "ares_ev": BOTTOM,
     "config_backends": BOTTOM, "config_help": BOTTOM, "config_restart": BOTTOM,
+    "http_limits": BOTTOM, "request_head": BOTTOM,
     "hub_channel": MIDDLE, "backend": MIDDLE, "backend_conn": MIDDLE, "backend_pool": MIDDLE,
     "backend_probe": MIDDLE, "proxy_channel": MIDDLE,
     "service": MIDDLE, "service_channel": MIDDLE, "service_server": MIDDLE,
