@@ -32,6 +32,8 @@
 struct legacy_hub {
     struct hub_endpoint *endpoint;
     struct loop *loop;
+    bool removed;              /* no longer configured (reload): new connections cannot name it; its
+                                  open links keep the endpoint they were opened with */
     char *streaming_methods[LEGACY_HUB_MAX_STREAMING_METHODS]; /* learnt from the hub's answers */
     size_t streaming_count;
 };

@@ -686,8 +686,10 @@ void legacy_table_free(struct legacy_table *t)
         session_free(s);
     }
     dict_free(&t->by_id);
-    for (size_t i = 0; t->hubs && i < t->hub_count; i++)
-        legacy_hub_free(&t->hubs[i]);
+    for (size_t i = 0; t->hubs && i < t->hub_count; i++) {
+        legacy_hub_free(t->hubs[i]);
+        free(t->hubs[i]);
+    }
     free(t->hubs);
     t->hubs = NULL;
     token_key_clear(&t->token_key);

@@ -428,7 +428,7 @@ int relay_start(struct relay *relay, const struct relay_config *cfg)
     }
     for (size_t i = 0; i < cfg->hub_count; i++) {
         proxy_endpoint_init(&relay->endpoints[i], &relay->backends, &cfg->hubs[i]);
-        relay->legacy.hubs[i].endpoint = &relay->endpoints[i].base;
+        relay->legacy.hubs[i]->endpoint = &relay->endpoints[i].base;
     }
 
     /* lws' per-WebSocket receive buffer (rx_buffer_size) lives as long as the connection, idle
@@ -590,13 +590,13 @@ static void relay_reload(struct relay *relay)
     config_keep_restart_only(old, cfg);
     for (size_t i = 0; i < cfg->hub_count; i++)
         proxy_endpoint_init(&endpoints[i], &relay->backends, &cfg->hubs[i]);
-    /* Legacy hubs (a fixed table) follow their hub's new endpoint. */
-    for (size_t i = 0; i < relay->legacy.hub_count; i++) {
-        const char *name = relay->legacy.hubs[i].endpoint->name;
-        const struct hub_route *route = config_find_hub(cfg, name, strlen(name));
-        if (route)
-            relay->legacy.hubs[i].endpoint = &endpoints[route - cfg->hubs].base;
-    }
+    /* Legacy hubs follow: added, re-pointed, removed (legacy_table_apply). */
+    struct hub_endpoint **legacy_eps = calloc(cfg->hub_count ? cfg->hub_count : 1, sizeof *legacy_eps);
+    for (size_t i = 0; legacy_eps && i < cfg->hub_count; i++)
+        legacy_eps[i] = &endpoints[i].base;
+    if (!legacy_eps || !legacy_table_apply(&relay->legacy, legacy_eps, cfg->hub_count))
+        log_error("relay: reload: out of memory while updating the legacy hubs; they stay as they were");
+    free(legacy_eps);
     retired->cfg = relay->owned_cfg;
     retired->endpoints = relay->endpoints;
     retired->next = relay->retired;
