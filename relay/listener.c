@@ -277,13 +277,6 @@ static void head_done(struct request_head *h, bool complete)
         lws_cancel_service(l->loop->lws); /* lws re-arms its timers after socket activity only */
         return;
     }
-    if (h->refusal.status) {
-        l->stats.heads_refused++;
-        char peer[64];
-        describe_peer(&w->sa, w->sa_len, peer, sizeof peer);
-        if (l->refusals)
-            http_refusal_note(l->refusals, peer, h->refusal.status, h->refusal.reason);
-    }
     head_wait_free(w);
 }
 
@@ -306,7 +299,8 @@ static void accepted(struct listener *l, int fd, const struct sockaddr_storage *
     memcpy(&w->sa, sa, sa_len);
     w->sa_len = sa_len;
     list_push_back(&l->reading, &w->node);
-    request_head_start(&w->head, l->loop, fd, http_limits_head_max(cfg), cfg->header_timeout_ms, head_done, w);
+    request_head_start(&w->head, l->loop, fd, http_limits_head_max(cfg), cfg->header_timeout_ms, l->refusals,
+                       head_done, w);
 }
 
 static void on_readable(struct ev_loop *ev, ev_io *io, int revents)

@@ -51,7 +51,6 @@ struct listener_stats {
     uint64_t refused;           /* of those, over a limit (answered 503) */
     uint64_t accept_pauses;     /* times accepting paused for lack of descriptors */
     uint64_t unidentified_closed; /* connections closed because they sent no request while descriptors ran out */
-    uint64_t heads_refused;     /* first request heads answered 408/414/431 by the relay (request_head.h) */
 };
 
 struct listener {

@@ -2,6 +2,7 @@
 #include "relay/request_head.h"
 
 #include <errno.h>
+#include <netdb.h>
 #include <libwebsockets.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 #include <unistd.h>
 
 #include "relay/clock.h"
+#include "relay/http_limits.h"
 #include "relay/loop.h"
 
 /* lws 4.1.6 closed a request whose path and known headers took 93 of its 95 fragments
@@ -96,6 +98,14 @@ static void refuse(struct request_head *h, unsigned status, const char *reason)
 {
     h->refusal.status = status;
     h->refusal.reason = reason;
+    if (h->refusals) { /* counted now: the connection may linger for a while */
+        struct sockaddr_storage sa;
+        socklen_t sa_len = sizeof sa;
+        char peer[64] = "?";
+        if (getpeername(h->fd, (struct sockaddr *)&sa, &sa_len) == 0)
+            getnameinfo((struct sockaddr *)&sa, sa_len, peer, sizeof peer, NULL, 0, NI_NUMERICHOST);
+        http_refusal_note(h->refusals, peer, status, reason);
+    }
     char answer[512];
     int n = snprintf(answer, sizeof answer,
                      "HTTP/1.1 %u %s\r\ncontent-type: text/plain\r\ncontent-length: %zu\r\nconnection: close\r\n"
@@ -246,10 +256,11 @@ static void on_readable(struct ev_loop *ev, ev_io *io, int revents)
 }
 
 void request_head_start(struct request_head *h, struct loop *loop, int fd, size_t limit, uint64_t timeout_ms,
-                        request_head_cb done, void *owner)
+                        struct http_refusals *refusals, request_head_cb done, void *owner)
 {
     memset(h, 0, sizeof *h);
     h->loop = loop;
+    h->refusals = refusals;
     h->fd = fd;
     h->limit = limit;
     h->done = done;

@@ -32,6 +32,7 @@
 #include "containers/timer_wheel.h"
 
 struct loop;
+struct http_refusals;
 
 /* How long a refused connection's remaining input is read and dropped before it is closed. */
 #define REQUEST_HEAD_LINGER_MS 2000
@@ -69,13 +70,15 @@ struct request_head {
     size_t limit;                /* most bytes of head served */
     request_head_cb done;
     void *owner;
+    struct http_refusals *refusals;
     struct request_head_refusal refusal;
 };
 
 /* Starts reading fd (non-blocking, accepted) for a head of at most `limit` bytes, with
- * timeout_ms for all of it. done runs later, never inside this call. */
+ * timeout_ms for all of it. A refusal is counted and logged in `refusals` (may be NULL) when it
+ * is answered. done runs later, never inside this call. */
 void request_head_start(struct request_head *h, struct loop *loop, int fd, size_t limit, uint64_t timeout_ms,
-                        request_head_cb done, void *owner);
+                        struct http_refusals *refusals, request_head_cb done, void *owner);
 /* After a complete head: the socket belongs to the caller now (it hands it to lws). */
 void request_head_release(struct request_head *h);
 /* Closes the connection now, without an answer (the relay is out of descriptors, or stops). */
