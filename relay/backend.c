@@ -8,6 +8,7 @@
 
 #include "containers/buf.h"
 #include "protocol/urlencoded.h"
+#include "relay/clock.h"
 #include "relay/log.h"
 #include "relay/tls.h"
 #include "relay/wsi_role.h"
@@ -186,10 +187,14 @@ struct backend_link {
     struct wsmsg *rx_partial;
     enum backend_link_state state;
     bool above_high_water;
+    /* The closing state's deadline (RELAY_CLOSE_TIMEOUT_MS): a backend that does not take the
+     * last messages or never answers the Close frame is cut off. */
+    struct timer_entry closing;
 };
 
 static void backend_link_free(struct backend_link *link)
 {
+    timer_cancel(&link->closing);
     msg_queue_clear(&link->out);
     wsmsg_free(link->rx_partial);
     backend_conn_release(&link->conn);
@@ -207,6 +212,16 @@ static void link_report_closed(struct backend_link *link, const char *why)
 }
 
 static const struct backend_conn_kind link_kind;
+
+/* The closing deadline passed with the link's socket still open: it is closed now (its
+ * CLIENT_CLOSED or WSI_DESTROY frees the link). */
+static void link_closing_expired(struct timer_entry *e)
+{
+    struct backend_link *link = list_container_of(e, struct backend_link, closing);
+    log_info("backend: a link still closing after %d ms: its socket is closed", RELAY_CLOSE_TIMEOUT_MS);
+    if (link->conn.wsi)
+        lws_set_timeout(link->conn.wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
+}
 
 struct backend_link *backend_link_open(struct backends *b, const struct backend_params *params,
                                        const char *backend_token, const struct backend_link_ops *ops,
@@ -228,6 +243,7 @@ struct backend_link *backend_link_open(struct backends *b, const struct backend_
     link->conn.role = WSI_ROLE_BACKEND_LINK;
     link->conn.kind = &link_kind;
     link->conn.loop = b->loop;
+    timer_entry_init(&link->closing, link_closing_expired);
     msg_queue_init(&link->out);
     b->loop->stats.backend_links_active++;
     enum conn_start st = backend_conn_start(&link->conn, b, params, "", id_arg.data, NULL, backend_link_protocol.name);
@@ -293,8 +309,7 @@ void backend_link_close(struct backend_link *link)
     link->state = BACKEND_LINK_CLOSING;
     lws_rx_flow_control(link->conn.wsi, 1);
     lws_callback_on_writable(link->conn.wsi);
-    /* The closing state's deadline: a backend that does not take the last messages is cut off. */
-    lws_set_timeout(link->conn.wsi, PENDING_TIMEOUT_CLOSE_SEND, RELAY_CLOSE_TIMEOUT_MS / 1000);
+    loop_timer_schedule(link->conn.loop, &link->closing, clock_now_ms() + RELAY_CLOSE_TIMEOUT_MS);
 }
 
 /* Whole messages from the backend go to the owner. */

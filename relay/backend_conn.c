@@ -9,6 +9,7 @@
 
 #include "containers/buf.h"
 #include "relay/clock.h"
+#include "relay/hub_channel.h"
 #include "relay/log.h"
 
 /* ------------------------------------------------------------- backends */
@@ -503,7 +504,7 @@ static void conn_deadline(struct timer_entry *e)
 {
     struct backend_conn *c = list_container_of(e, struct backend_conn, deadline);
     char why[200];
-    snprintf(why, sizeof why, "the backend did not answer within %u s", c->timeout_ms / 1000);
+    snprintf(why, sizeof why, HUB_CHANNEL_TIMED_OUT " %u s", c->timeout_ms / 1000);
     log_info("backend: %s %s: %s", c->method ? "negotiate to" : "WebSocket to", c->target->url, why);
     c->loop->stats.backend_failures++;
     backend_conn_failed(c);

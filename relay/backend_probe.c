@@ -1,4 +1,4 @@
-/* backend_probe.c - periodic TCP connects to the backend instances (see backend_probe.h). */
+/* backend_probe.c - periodic HTTP checks of the backend instances (see backend_probe.h). */
 #include "relay/backend_probe.h"
 
 #include <arpa/inet.h>
@@ -23,6 +23,8 @@ struct backend_probe {
     struct resolver_request dns;
     ev_io io;
     int fd;                         /* -1 until connecting */
+    char answer[5];                 /* the answer's first bytes: "HTTP/" */
+    size_t answer_len;
     uint64_t deadline;
 };
 
@@ -42,7 +44,7 @@ static void probe_end(struct backend_probe *pr, bool reachable)
         in->backoff_until = 0;
     } else {
         if (!in->failures_in_row)
-            log_warn("backend: %s (hub %s) does not accept connections", in->target.url, in->hub);
+            log_warn("backend: %s (hub %s) does not answer HTTP (probe)", in->target.url, in->hub);
         backend_instance_failed(in, clock_now_ms());
     }
     list_unlink(&pr->link);
@@ -62,6 +64,52 @@ static void probe_drop(struct backend_probe *pr)
     free(pr);
 }
 
+/* The backend's answer: any HTTP status line means its process serves HTTP (401 included); the
+ * connection closed or failed before one means it does not. */
+static void probe_readable(struct ev_loop *loop, ev_io *w, int revents)
+{
+    (void)loop;
+    (void)revents;
+    struct backend_probe *pr = w->data;
+    ssize_t n = recv(pr->fd, pr->answer + pr->answer_len, sizeof pr->answer - pr->answer_len, 0);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+        return;
+    if (n <= 0) {
+        probe_end(pr, false);
+        return;
+    }
+    pr->answer_len += (size_t)n;
+    if (memcmp(pr->answer, "HTTP/", pr->answer_len) != 0)
+        probe_end(pr, false);
+    else if (pr->answer_len == sizeof pr->answer)
+        probe_end(pr, true);
+    /* else the status line's first bytes: wait for the rest */
+}
+
+/* Connected: asks for the hub's path. A TLS backend's connect is the check (the probe speaks
+ * no TLS). */
+static void probe_ask(struct backend_probe *pr)
+{
+    const struct backend_target *t = &pr->inst->target;
+    if (t->tls) {
+        probe_end(pr, true);
+        return;
+    }
+    char request[1024];
+    int n = snprintf(request, sizeof request,
+                     "GET %s HTTP/1.1\r\nHost: %s:%d\r\nUser-Agent: signalr-relay-probe\r\nConnection: close\r\n\r\n",
+                     t->path && t->path[0] ? t->path : "/", t->host, t->port);
+    if (n <= 0 || n >= (int)sizeof request ||
+        send(pr->fd, request, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t)n) {
+        probe_end(pr, false);
+        return;
+    }
+    ev_io_stop(pr->probes->loop->ev, &pr->io);
+    ev_io_init(&pr->io, probe_readable, pr->fd, EV_READ);
+    pr->io.data = pr;
+    ev_io_start(pr->probes->loop->ev, &pr->io);
+}
+
 static void probe_writable(struct ev_loop *loop, ev_io *w, int revents)
 {
     (void)loop;
@@ -71,7 +119,10 @@ static void probe_writable(struct ev_loop *loop, ev_io *w, int revents)
     socklen_t len = sizeof error;
     if (getsockopt(pr->fd, SOL_SOCKET, SO_ERROR, &error, &len) != 0)
         error = errno;
-    probe_end(pr, error == 0);
+    if (error != 0)
+        probe_end(pr, false);
+    else
+        probe_ask(pr);
 }
 
 static void probe_connect(struct backend_probe *pr, const struct resolver_addr *addr)
@@ -97,16 +148,16 @@ static void probe_connect(struct backend_probe *pr, const struct resolver_addr *
         probe_drop(pr); /* out of descriptors: no verdict on the backend */
         return;
     }
+    ev_io_init(&pr->io, probe_writable, pr->fd, EV_WRITE);
+    pr->io.data = pr;
     if (connect(pr->fd, (struct sockaddr *)&ss, ss_len) == 0) {
-        probe_end(pr, true);
+        probe_ask(pr);
         return;
     }
     if (errno != EINPROGRESS) {
         probe_end(pr, false);
         return;
     }
-    ev_io_init(&pr->io, probe_writable, pr->fd, EV_WRITE);
-    pr->io.data = pr;
     ev_io_start(pr->probes->loop->ev, &pr->io);
 }
 
@@ -150,7 +201,7 @@ static void probes_tick(struct ev_loop *loop, ev_timer *w, int revents)
         next = n->next;
         struct backend_probe *pr = list_container_of(n, struct backend_probe, link);
         if (now >= pr->deadline)
-            probe_end(pr, false); /* no answer to a connect in a whole interval */
+            probe_end(pr, false); /* no connect, or no HTTP answer, in a whole interval */
     }
     for (struct list_node *n = p->pools->instances.next; n != &p->pools->instances; n = n->next) {
         struct backend_instance *in = list_container_of(n, struct backend_instance, link);

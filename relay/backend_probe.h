@@ -1,15 +1,20 @@
-/* backend_probe.h - a TCP connect to every configured backend instance now and then, so that
- * /readyz and the backoff of relay/backend_pool.h follow a backend that died or came back
- * even while no client connects.
+/* backend_probe.h - an HTTP check of every configured backend instance now and then, so that
+ * /readyz and the backoff of relay/backend_pool.h follow a backend that died, hangs or came
+ * back even while no client connects.
  *
  * Every --probe-interval (default 5 s, 0: off) each instance of a configured hub that has no
- * probe in flight gets one: its host name resolved (relay/resolver.h, off the loop), then a
- * non-blocking connect to its first address, bounded by the interval. A connect that works
- * makes the instance reachable and usable again at once; one that is refused or times out
- * backs it off as a refused client connection would. Nothing is sent: the backend sees a
- * connection opened and closed.
+ * probe in flight gets one: its host name resolved (relay/resolver.h, off the loop), a
+ * non-blocking connect to its first address, then "GET <hub path>" (Connection: close). Any
+ * HTTP answer within the interval (ASP.NET Core answers 400 "Connection ID required", or 401
+ * for an [Authorize] hub: the app answered either way) makes the instance reachable and usable
+ * again at once; a connect refused, a connection closed without a status line, or no answer
+ * within the interval (a process that accepts TCP and hangs) backs it off as a refused client
+ * connection would. A GET of the hub's path creates nothing on the backend (a negotiate would
+ * leave a connection behind until it expires). An https:// backend is checked by its TCP
+ * connect only: the probe speaks no TLS.
  *
- * The interval runs on an ev_timer of its own. Needs the libev loop (none on lws' own poll() loop). Ownership: struct backend_probes is
+ * The interval runs on an ev_timer of its own, and a probe's deadline is checked at the next
+ * tick. Needs the libev loop (none on lws' own poll() loop). Ownership: struct backend_probes is
  * embedded in struct backends; each probe is its own allocation, owned here, freed by
  * backend_probes_stop (before the resolver goes). */
 #ifndef SR_BACKEND_PROBE_H

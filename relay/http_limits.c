@@ -13,9 +13,16 @@
  * the names of headers lws does not know, and lws' own bookkeeping. */
 #define HEADER_BUFFER_SLACK 2048
 
-size_t http_limits_header_buffer(const struct relay_config *cfg)
+size_t http_limits_head_max(const struct relay_config *cfg)
 {
     return cfg->max_request_line_bytes + cfg->max_request_headers_bytes + HEADER_BUFFER_SLACK;
+}
+
+/* lws keeps a head in about its own size (decoded, a NUL per field): the head the relay reads
+ * fits with room, so lws never fails a head the relay handed it for its size. */
+size_t http_limits_header_buffer(const struct relay_config *cfg)
+{
+    return http_limits_head_max(cfg) + HEADER_BUFFER_SLACK;
 }
 
 static bool is_request_line_token(enum lws_token_indexes t)
@@ -137,8 +144,9 @@ unsigned http_check_request(const struct relay_config *cfg, struct lws *wsi, con
     return *reason ? 400 : 0;
 }
 
-static void log_refusal(struct http_refusals *r, struct lws *wsi, unsigned status, const char *reason)
+void http_refusal_note(struct http_refusals *r, const char *peer, unsigned status, const char *reason)
 {
+    r->total++;
     uint64_t now = clock_now_ms();
     if (now - r->window_start_ms >= HTTP_REFUSAL_LOG_WINDOW_MS) {
         if (r->suppressed > 0)
@@ -153,15 +161,14 @@ static void log_refusal(struct http_refusals *r, struct lws *wsi, unsigned statu
         return;
     }
     r->logged++;
-    char peer[64] = "";
-    lws_get_peer_simple(wsi, peer, sizeof peer);
     log_warn("http: refused a request from %s with %u and closed its connection: %s", peer, status, reason);
 }
 
 int http_refuse_request(const struct relay_config *cfg, struct http_refusals *refusals, struct lws *wsi,
                         unsigned status, const char *reason)
 {
-    refusals->total++;
-    log_refusal(refusals, wsi, status, reason);
+    char peer[64] = "";
+    lws_get_peer_simple(wsi, peer, sizeof peer);
+    http_refusal_note(refusals, peer, status, reason);
     return http_respond_and_close(cfg, wsi, status, reason);
 }

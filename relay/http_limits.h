@@ -44,10 +44,16 @@ struct http_refusals {
 /* How many bytes of request head lws must be able to hold for the limits to
  * be checked (its header buffer): both limits and room for the rest. */
 size_t http_limits_header_buffer(const struct relay_config *cfg);
+/* The longest request head the relay reads (relay/request_head.h): both limits and room for
+ * the method, the version and headers lws does not know; lws' buffer holds it with room. */
+size_t http_limits_head_max(const struct relay_config *cfg);
 
 /* Checks the request's framing and sizes. 0 when it may be served; else the
  * status to refuse it with, and *reason a static text. */
 unsigned http_check_request(const struct relay_config *cfg, struct lws *wsi, const char **reason);
+
+/* Counts a refused request and logs it (rate-limited); peer is its address. */
+void http_refusal_note(struct http_refusals *refusals, const char *peer, unsigned status, const char *reason);
 
 /* Answers a refused request (status, reason, Connection: close), counts and
  * logs it (rate-limited). Returns what the lws callback returns: -1, so the

@@ -80,6 +80,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <string.h>
 
 #include "protocol/handshake.h"
 #include "relay/http.h"
@@ -120,6 +121,16 @@ struct hub_channel_client {
      * it came through), or NULL. */
     const char *forwarded_for;
 };
+
+/* How a refusal's `why` begins when the hub did not answer within --backend-timeout (a proxy
+ * channel's negotiate or WebSocket): a session that answers the refusal over HTTP says 504 for
+ * it and 502 for any other refusal (hub_channel_refusal_status). */
+#define HUB_CHANNEL_TIMED_OUT "the backend did not answer within"
+
+static inline unsigned hub_channel_refusal_status(const char *why)
+{
+    return why && strncmp(why, HUB_CHANNEL_TIMED_OUT, sizeof HUB_CHANNEL_TIMED_OUT - 1) == 0 ? 504 : 502;
+}
 
 struct hub_channel_ops {
     /* The hub took the connection. May be NULL. connection_id is the id the

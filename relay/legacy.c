@@ -257,11 +257,15 @@ static int hubs_script(struct legacy_table *t, struct lws *wsi)
     struct buf js;
     buf_init(&js);
     bool ok = hubs != NULL;
+    size_t served = 0;
     for (size_t i = 0; ok && i < t->hub_count; i++) {
-        hubs[i].name = t->hubs[i].endpoint->name;
-        hubs[i].methods = config_hub_methods(cfg, hubs[i].name);
+        if (t->hubs[i]->removed)
+            continue;
+        hubs[served].name = t->hubs[i]->endpoint->name;
+        hubs[served].methods = config_hub_methods(cfg, hubs[served].name);
+        served++;
     }
-    ok = ok && legacy_hubs_js(&js, cfg->legacy_path, hubs, t->hub_count);
+    ok = ok && legacy_hubs_js(&js, cfg->legacy_path, hubs, served);
     free(hubs);
     int rc = ok ? http_respond(cfg, wsi, 200, "application/javascript; charset=UTF-8", js.data, js.len)
                 : respond_text(t, wsi, 500, "The relay could not generate the hub proxy script.");

@@ -241,11 +241,17 @@ void legacy_link_pause(struct legacy_link *l, bool paused)
         hub_channel_pause(l->channel, paused);
 }
 
+/* A link that never opened says it could not connect; one that was open says it lost the hub.
+ * A /start failing on it answers 504 when the backend did not answer within --backend-timeout,
+ * 500 when the relay ran out of memory, else 502. */
 static void set_failure(struct legacy_link *l, const char *why)
 {
+    bool never_opened = l->state == LEGACY_LINK_OPENING;
     l->state = LEGACY_LINK_FAILED;
-    snprintf(l->failure, sizeof l->failure, "The relay lost its connection to the backend hub '%s'%s%s",
-             l->hub->endpoint->name, why ? ": " : ".", why ? why : "");
+    l->failure_status = why && strstr(why, "out of memory") ? 500 : hub_channel_refusal_status(why);
+    snprintf(l->failure, sizeof l->failure, "The relay %s the backend hub '%s'%s%s",
+             never_opened ? "could not connect to" : "lost its connection to", l->hub->endpoint->name,
+             why ? ": " : ".", why ? why : "");
 }
 
 static void link_failed(struct legacy_link *l, const char *why)

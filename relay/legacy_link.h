@@ -34,6 +34,8 @@ struct legacy_hub {
     bool app_identity;   /* service mode (--app-negotiate): a service_named_endpoint; the client's
                             identity comes from the app's negotiate (relay/legacy_identity.h) */
     struct loop *loop;
+    bool removed;              /* no longer configured (reload): new connections cannot name it; its
+                                  open links keep the endpoint they were opened with */
     char *streaming_methods[LEGACY_HUB_MAX_STREAMING_METHODS]; /* learnt from the hub's answers */
     size_t streaming_count;
     /* The last server invocation translated for this hub: a send to many legacy recipients
@@ -78,6 +80,7 @@ struct legacy_link {
     struct list_node calls;    /* struct legacy_call awaiting completions */
     uint64_t next_id;
     char failure[256];
+    unsigned failure_status;   /* HTTP status for a /start that fails on it: 504 timed out, 502 refused, 500 */
 };
 
 /* Opens a link to hub for the client. NULL when out of memory; a link whose

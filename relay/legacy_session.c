@@ -266,7 +266,7 @@ struct legacy_link *legacy_session_find_link(struct legacy_session *s, struct sp
 
 /* ---------------------------------------------------------------- start */
 
-static enum legacy_start_verdict start_verdict(void *owner, const char **failure)
+static enum legacy_start_verdict start_verdict(void *owner, const char **failure, unsigned *status)
 {
     struct legacy_session *s = owner;
     if (s->closing)
@@ -276,6 +276,7 @@ static enum legacy_start_verdict start_verdict(void *owner, const char **failure
         struct legacy_link *l = s->links[i];
         if (l->state == LEGACY_LINK_FAILED) {
             *failure = l->failure;
+            *status = l->failure_status;
             return LEGACY_START_FAILED;
         }
         if (l->state != LEGACY_LINK_READY)
@@ -701,8 +702,10 @@ void legacy_table_free(struct legacy_table *t)
         session_free(s);
     }
     dict_free(&t->by_id);
-    for (size_t i = 0; t->hubs && i < t->hub_count; i++)
-        legacy_hub_free(&t->hubs[i]);
+    for (size_t i = 0; t->hubs && i < t->hub_count; i++) {
+        legacy_hub_free(t->hubs[i]);
+        free(t->hubs[i]);
+    }
     free(t->hubs);
     t->hubs = NULL;
     token_key_clear(&t->token_key);

@@ -59,7 +59,7 @@ struct legacy_table {
     struct loop *loop;
     struct dict by_id;               /* connection id -> struct legacy_session (live ones) */
     struct list_node all;            /* every session, ended ones too */
-    struct legacy_hub *hubs;         /* one per served hub */
+    struct legacy_hub **hubs;        /* one per hub served since start (removed ones marked), owned */
     size_t hub_count;
     struct token_key token_key;      /* signs legacy connection tokens */
     uint32_t instance_id;            /* random per process: in legacy cursors */
@@ -70,8 +70,14 @@ struct legacy_table {
 /* hub_count hubs, whose endpoint the caller then sets. False when out of
  * memory or randomness. */
 bool legacy_table_init(struct legacy_table *t, struct loop *loop, size_t hub_count, const uint8_t seed[DICT_SEED_LEN]);
-/* The served hub of that name (ASCII case-insensitive), or NULL. */
+/* The served hub of that name (ASCII case-insensitive), or NULL (a hub removed by a reload too). */
 struct legacy_hub *legacy_table_hub(struct legacy_table *t, struct span name);
+/* A reload: endpoints[0..count) are the hubs served from now on. A hub already known takes its new
+ * endpoint (its open links keep theirs); a new one is added; one no longer among them is marked
+ * removed: legacy_table_hub no longer finds it, so negotiate refuses it as an unknown hub, and its
+ * open links stay until their connection leaves (or its backend instances drain). The endpoints
+ * must outlive every link opened on them. False when out of memory (the table is unchanged). */
+bool legacy_table_apply(struct legacy_table *t, struct hub_endpoint *const *endpoints, size_t count);
 /* Relay shutdown, first step: ends every connection (hub links closed,
  * sockets closed after their last frames). */
 void legacy_table_shutdown(struct legacy_table *t);

@@ -20,13 +20,14 @@ void legacy_start_init(struct legacy_start_wait *w, const struct relay_config *c
 
 /* The answer is written before the owner hears of it: what the owner sends
  * once started (the hubs' OnConnected messages) follows the answer. */
-static int answer(struct legacy_start_wait *w, struct lws *wsi, enum legacy_start_verdict v, const char *failure)
+static int answer(struct legacy_start_wait *w, struct lws *wsi, enum legacy_start_verdict v, const char *failure,
+                  unsigned status)
 {
     int rc;
     if (v == LEGACY_START_OK)
         rc = http_respond(w->cfg, wsi, 200, JSON_UTF8, LEGACY_START_RESPONSE, sizeof LEGACY_START_RESPONSE - 1);
     else
-        rc = http_respond_text(w->cfg, wsi, 500, failure ? failure : "The connection has ended.");
+        rc = http_respond_text(w->cfg, wsi, status, failure ? failure : "The connection has ended.");
     w->ops->released(w->owner, v == LEGACY_START_OK);
     return rc;
 }
@@ -34,9 +35,10 @@ static int answer(struct legacy_start_wait *w, struct lws *wsi, enum legacy_star
 int legacy_start_request(struct legacy_start_wait *w, struct lws *wsi)
 {
     const char *failure = NULL;
-    enum legacy_start_verdict v = w->ops->verdict(w->owner, &failure);
+    unsigned status = 500;
+    enum legacy_start_verdict v = w->ops->verdict(w->owner, &failure, &status);
     if (v != LEGACY_START_WAIT)
-        return answer(w, wsi, v, failure);
+        return answer(w, wsi, v, failure, status);
     if (w->wsi) /* a second /start while one waits: the newer one waits instead */
         lws_set_opaque_user_data(w->wsi, NULL);
     w->wsi = wsi;
@@ -48,19 +50,21 @@ int legacy_start_request(struct legacy_start_wait *w, struct lws *wsi)
 void legacy_start_check(struct legacy_start_wait *w)
 {
     const char *failure = NULL;
-    if (w->wsi && w->ops->verdict(w->owner, &failure) != LEGACY_START_WAIT)
+    unsigned status = 500;
+    if (w->wsi && w->ops->verdict(w->owner, &failure, &status) != LEGACY_START_WAIT)
         http_answer_ready(w->wsi);
 }
 
 int legacy_start_writeable(struct legacy_start_wait *w, struct lws *wsi)
 {
     const char *failure = NULL;
-    enum legacy_start_verdict v = w->ops->verdict(w->owner, &failure);
+    unsigned status = 500;
+    enum legacy_start_verdict v = w->ops->verdict(w->owner, &failure, &status);
     if (v == LEGACY_START_WAIT)
         return 0;
     w->wsi = NULL;
     lws_set_opaque_user_data(wsi, NULL);
-    return answer(w, wsi, v, failure);
+    return answer(w, wsi, v, failure, status);
 }
 
 void legacy_start_abandoned(struct legacy_start_wait *w)

@@ -4,7 +4,7 @@
  * equivalent is every hub link named in connectionData having its handshake
  * answered. A /start that comes earlier waits here (its reading paused, see
  * http_answer_later) and is answered when the owner says something changed:
- * {"Response":"started"}, or 500 with the reason a link failed. A second
+ * {"Response":"started"}, or 502/504 with the reason a link failed (text naming the hub). A second
  * /start while one waits takes its place. */
 #ifndef SR_LEGACY_START_H
 #define SR_LEGACY_START_H
@@ -22,8 +22,10 @@ enum legacy_start_verdict {
 };
 
 struct legacy_start_ops {
-    /* Whether /start can be answered now; with FAILED, *failure is the text (or NULL). */
-    enum legacy_start_verdict (*verdict)(void *owner, const char **failure);
+    /* Whether /start can be answered now; with FAILED, *failure is the text (or NULL) and
+     * *status the HTTP status (left 500 when the connection ended for another reason than a
+     * hub link: 502 a link was refused, 504 its backend did not answer in time). */
+    enum legacy_start_verdict (*verdict)(void *owner, const char **failure, unsigned *status);
     /* The waiting request was answered (started: with "started") or went away. */
     void (*released)(void *owner, bool started);
 };

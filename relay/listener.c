@@ -13,7 +13,9 @@
 #include <unistd.h>
 
 #include "relay/clock.h"
+#include "relay/http_limits.h"
 #include "relay/loop.h"
+#include "relay/request_head.h"
 
 /* Accepts per wake-up, so one busy listener cannot hold the loop. */
 #define ACCEPT_BATCH 64
@@ -37,6 +39,16 @@ struct accepted_conn {
     struct timer_entry linger;   /* refused: closes it REFUSED_LINGER_MS after accept */
 };
 
+/* A connection whose first request head the relay reads itself (relay/request_head.h). */
+struct head_wait {
+    struct request_head head;
+    struct listener *l;
+    struct list_node node;       /* in listener.reading, oldest first */
+    uint64_t accepted_at;
+    struct sockaddr_storage sa;
+    socklen_t sa_len;
+};
+
 void listener_init(struct listener *l, struct loop *loop, const uint8_t seed[DICT_SEED_LEN])
 {
     memset(l, 0, sizeof *l);
@@ -45,6 +57,7 @@ void listener_init(struct listener *l, struct loop *loop, const uint8_t seed[DIC
     dict_init(&l->conns, seed);
     dict_init(&l->sources, seed);
     list_init_head(&l->unidentified);
+    list_init_head(&l->reading);
     l->accept_log.interval_ms = 10000;
     l->refuse_log.interval_ms = 10000;
 }
@@ -58,10 +71,23 @@ static void kill_now(struct lws *wsi)
     lws_set_timeout(wsi, PENDING_TIMEOUT_CLOSE_SEND, LWS_TO_KILL_SYNC);
 }
 
+static void head_wait_free(struct head_wait *w)
+{
+    list_unlink(&w->node);
+    free(w);
+}
+
 /* Closes the connections that have sent no request for UNIDENTIFIED_GRACE_MS, oldest first. */
 static size_t close_unidentified(struct listener *l, uint64_t now)
 {
     size_t closed = 0;
+    while (!list_is_empty(&l->reading)) {
+        struct head_wait *w = list_container_of(l->reading.next, struct head_wait, node);
+        if (now - w->accepted_at < UNIDENTIFIED_GRACE_MS)
+            break;
+        closed++;
+        request_head_abort(&w->head); /* frees w */
+    }
     while (!list_is_empty(&l->unidentified)) {
         struct accepted_conn *c = list_container_of(l->unidentified.next, struct accepted_conn, pending);
         if (now - c->accepted_at < UNIDENTIFIED_GRACE_MS)
@@ -236,6 +262,47 @@ static void adopt(struct listener *l, int fd, const struct sockaddr_storage *sa,
     close_unidentified(l, c->accepted_at); /* idle sockets go first */
 }
 
+/* The first head is whole (hand it over) or the connection closed (refused, silent, gone). */
+static void head_done(struct request_head *h, bool complete)
+{
+    struct head_wait *w = list_container_of(h, struct head_wait, head);
+    struct listener *l = w->l;
+    if (complete) {
+        int fd = h->fd;
+        struct sockaddr_storage sa = w->sa;
+        socklen_t sa_len = w->sa_len;
+        request_head_release(h);
+        head_wait_free(w);
+        adopt(l, fd, &sa, sa_len);
+        lws_cancel_service(l->loop->lws); /* lws re-arms its timers after socket activity only */
+        return;
+    }
+    head_wait_free(w);
+}
+
+/* A new connection: its first request head is read here first, on a plain listener. */
+static void accepted(struct listener *l, int fd, const struct sockaddr_storage *sa, socklen_t sa_len)
+{
+    const struct relay_config *cfg = l->loop->cfg;
+    if (cfg->tls_cert) { /* lws decrypts: it reads the head itself */
+        adopt(l, fd, sa, sa_len);
+        return;
+    }
+    struct head_wait *w = calloc(1, sizeof *w);
+    if (!w) {
+        close(fd);
+        log_limited(&l->accept_log, LOG_WARN, "relay: out of memory accepting a connection; closed it");
+        return;
+    }
+    w->l = l;
+    w->accepted_at = clock_now_ms();
+    memcpy(&w->sa, sa, sa_len);
+    w->sa_len = sa_len;
+    list_push_back(&l->reading, &w->node);
+    request_head_start(&w->head, l->loop, fd, http_limits_head_max(cfg), cfg->header_timeout_ms, l->refusals,
+                       head_done, w);
+}
+
 static void on_readable(struct ev_loop *ev, ev_io *io, int revents)
 {
     (void)ev;
@@ -246,7 +313,7 @@ static void on_readable(struct ev_loop *ev, ev_io *io, int revents)
         socklen_t sa_len = sizeof sa;
         int fd = accept4(l->fd, (struct sockaddr *)&sa, &sa_len, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd >= 0) {
-            adopt(l, fd, &sa, sa_len);
+            accepted(l, fd, &sa, sa_len);
             continue;
         }
         if (errno == EINTR || errno == ECONNABORTED || errno == EPROTO)
@@ -306,6 +373,8 @@ void listener_close(struct listener *l)
 void listener_free(struct listener *l)
 {
     listener_close(l);
+    while (!list_is_empty(&l->reading))
+        request_head_abort(&list_container_of(l->reading.next, struct head_wait, node)->head); /* frees it */
     struct dict_iter it;
     struct dict_entry *e;
     dict_iter_begin(&it, &l->conns);

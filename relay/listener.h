@@ -37,6 +37,7 @@
 #include "relay/log.h"
 
 struct loop;
+struct http_refusals;
 
 /* How long accepting pauses after accept() found no descriptor. */
 #define ACCEPT_BACKOFF_MS 500
@@ -61,6 +62,8 @@ struct listener {
     struct dict conns;          /* struct accepted_conn by wsi pointer */
     struct dict sources;        /* struct source_count by peer address */
     struct list_node unidentified; /* accepted_conns with no request yet, oldest first */
+    struct list_node reading;   /* connections whose first request head is read here (plain listener), oldest first */
+    struct http_refusals *refusals; /* the relay's refusal counter and log limit, or NULL */
     size_t active;              /* connections within the limits (refused ones not counted) */
     struct listener_stats stats;
     struct log_limit accept_log;

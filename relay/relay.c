@@ -442,8 +442,8 @@ static bool relay_legacy_service_hubs(struct relay *relay)
             log_error("relay: out of memory");
             return false;
         }
-        relay->legacy.hubs[i].endpoint = &relay->named[i].base;
-        relay->legacy.hubs[i].app_identity = true;
+        relay->legacy.hubs[i]->endpoint = &relay->named[i].base;
+        relay->legacy.hubs[i]->app_identity = true;
     }
     return true;
 }
@@ -466,6 +466,7 @@ int relay_start(struct relay *relay, const struct relay_config *cfg)
         log_error("relay: %s", capture_err);
         return -1;
     }
+    relay->listener.refusals = &relay->refusals;
     core_sessions_init(&relay->sessions, &relay->loop, relay->dict_seed);
     core_negotiations_init(&relay->negotiations, &relay->loop, &relay->backends, relay->dict_seed);
     if (!service_init(&relay->service, &relay->loop, relay->dict_seed)) {
@@ -484,7 +485,7 @@ int relay_start(struct relay *relay, const struct relay_config *cfg)
     relay->legacy.backends = &relay->backends;
     for (size_t i = 0; i < cfg->hub_count; i++) {
         proxy_endpoint_init(&relay->endpoints[i], &relay->backends, &cfg->hubs[i]);
-        relay->legacy.hubs[i].endpoint = &relay->endpoints[i].base;
+        relay->legacy.hubs[i]->endpoint = &relay->endpoints[i].base;
     }
     if (!relay_legacy_service_hubs(relay))
         return -1;
@@ -649,13 +650,17 @@ static void relay_reload(struct relay *relay)
     config_keep_restart_only(old, cfg);
     for (size_t i = 0; i < cfg->hub_count; i++)
         proxy_endpoint_init(&endpoints[i], &relay->backends, &cfg->hubs[i]);
-    /* Legacy hubs (a fixed table) follow their hub's new endpoint. */
-    for (size_t i = 0; i < relay->legacy.hub_count; i++) {
-        const char *name = relay->legacy.hubs[i].endpoint->name;
-        const struct hub_route *route = config_find_hub(cfg, name, strlen(name));
-        if (route && !relay->legacy.hubs[i].app_identity) /* service mode's stay (relay_legacy_service_hubs) */
-            relay->legacy.hubs[i].endpoint = &endpoints[route - cfg->hubs].base;
+    /* Legacy hubs follow: added, re-pointed, removed (legacy_table_apply); service mode's app hubs
+     * keep their named endpoint (relay_legacy_service_hubs). */
+    struct hub_endpoint **legacy_eps = calloc(cfg->hub_count ? cfg->hub_count : 1, sizeof *legacy_eps);
+    for (size_t i = 0; legacy_eps && i < cfg->hub_count; i++) {
+        const char *name = cfg->hubs[i].name;
+        struct legacy_hub *was = legacy_table_hub(&relay->legacy, span_from_cstr(name));
+        legacy_eps[i] = was && was->app_identity ? was->endpoint : &endpoints[i].base;
     }
+    if (!legacy_eps || !legacy_table_apply(&relay->legacy, legacy_eps, cfg->hub_count))
+        log_error("relay: reload: out of memory while updating the legacy hubs; they stay as they were");
+    free(legacy_eps);
     retired->cfg = relay->owned_cfg;
     retired->endpoints = relay->endpoints;
     retired->next = relay->retired;

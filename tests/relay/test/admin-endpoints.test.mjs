@@ -3,6 +3,7 @@
 // answers per hub, 503 once a hub has no backend instance left that the relay could reach.
 import { test } from "../../lib/test.mjs";
 import assert from "node:assert/strict";
+import http from "node:http";
 import net from "node:net";
 import { freePort } from "../../lib/common.mjs";
 import { startRelay } from "../../lib/process.mjs";
@@ -49,25 +50,59 @@ test("--admin-listen: admin paths there only; /readyz turns 503 when a hub's bac
     }
 });
 
-// --probe-interval: a TCP connect to every instance now and then, so /readyz follows a backend that
-// goes away and comes back while no client connects.
+// --probe-interval: an HTTP check of every instance now and then (GET of the hub's path: any status
+// counts, 401 included: the app answered), so /readyz follows a backend that goes away and comes back
+// while no client connects.
+const answering = (status) => http.createServer((req, res) => {
+    res.writeHead(status, { connection: "close" });
+    res.end();
+});
+
 test("probes: /readyz follows a backend that stops and comes back, without client traffic", async () => {
     const port = await freePort();
-    let server = net.createServer((s) => s.destroy());
+    let server = answering(401); // an [Authorize] hub answers 401: up all the same
     await listen(server, port);
     const relay = await startRelay(["--probe-interval", "1", "--hub", `chat=http://127.0.0.1:${port}/chat`]);
     try {
         assert.equal((await httpRequest("GET", `${relay.url}/readyz`)).status, 200);
+        await new Promise((resolve) => setTimeout(resolve, 2500)); // probes ran and found it answering
+        assert.equal((await httpRequest("GET", `${relay.url}/readyz`)).status, 200, "a 401 answer is an answer");
         await closeServer(server);
         const down = await pollUntil(() => httpRequest("GET", `${relay.url}/readyz`), (r) => r.status === 503,
             "/readyz 503 after the backend went away");
         assert.match(down.body, /^hub chat: not ready \(0 of 1 backend instance reachable\)$/m);
-        server = net.createServer((s) => s.destroy());
+        server = answering(400);
         await listen(server, port);
         await pollUntil(() => httpRequest("GET", `${relay.url}/readyz`), (r) => r.status === 200,
             "/readyz 200 once it is back");
     } finally {
         await relay.stop();
+        await closeServer(server).catch(() => {});
+    }
+});
+
+// A backend process that accepts TCP and never answers (hung) is not ready: a TCP connect alone
+// counted it as reachable. It is ready again once it answers HTTP.
+test("probes: a backend that accepts TCP but never answers HTTP makes /readyz 503", async () => {
+    const port = await freePort();
+    const held = [];
+    let server = net.createServer((s) => { held.push(s); s.on("error", () => {}); });
+    await listen(server, port);
+    const relay = await startRelay(["--probe-interval", "1", "--hub", `chat=http://127.0.0.1:${port}/chat`]);
+    try {
+        const down = await pollUntil(() => httpRequest("GET", `${relay.url}/readyz`), (r) => r.status === 503,
+            "/readyz 503 for a backend that never answers", 15000, 200);
+        assert.match(down.body, /^hub chat: not ready \(0 of 1 backend instance reachable\)$/m);
+        assert.ok(held.some((s) => s.bytesRead > 0), "the probe asked the backend something");
+        for (const s of held) s.destroy();
+        await closeServer(server);
+        server = answering(400); // ASP.NET Core answers a GET of a hub's path 400 "Connection ID required"
+        await listen(server, port);
+        await pollUntil(() => httpRequest("GET", `${relay.url}/readyz`), (r) => r.status === 200,
+            "/readyz 200 once it answers", 15000, 200);
+    } finally {
+        await relay.stop();
+        for (const s of held) s.destroy();
         await closeServer(server).catch(() => {});
     }
 });

@@ -5,7 +5,9 @@
 //   Transfer-Encoding with Content-Length, Content-Length twice, a negative, junk or absurd
 //   Content-Length, a Transfer-Encoding other than chunked: 400 and the connection closed;
 //   a request line over --max-request-line (8K): 414; headers over --max-request-headers (32K):
-//   431; each answered with Connection: close, then closed.
+//   431; each answered with Connection: close, then closed. So are heads libwebsockets cannot hold
+//   (more than its header buffer: 414/431; more fields than its table: 431) and headers that do not
+//   arrive within --header-timeout (408): lws closed those without an answer.
 // A POST without Content-Length has no body (HTTP/1.1); lws 4.1.6 takes it for a body of unknown
 // length and waited for it, so the relay answers it and closes the connection, saying so.
 // Every exchange is raw TCP so that the bytes on the wire are exactly these.
@@ -182,6 +184,37 @@ describe("request size limits", () => {
         assert.equal(res.status, 200, res.body);
     });
 
+    // Heads libwebsockets 4.1.6 cannot hold: it closed these connections without an answer (status 0
+    // here). The relay reads each connection's first head itself and answers them (relay/request_head.c).
+    it("a 60 KB Cookie header, more than libwebsockets' header buffer: 431 and closed, as Kestrel", async () => {
+        const cookie = `Cookie: c=${"b".repeat(60000)}\r\n`;
+        await assertRefused(await exchange(BACKEND_URL, get(BACKEND_URL, "/chat/negotiate", cookie)), 431, "Kestrel");
+        const before = (await metrics()).requests_refused_total;
+        await assertRefused(await exchange(RELAY_URL, get(RELAY_URL, "/chat/negotiate", cookie)), 431, "relay");
+        assert.equal((await metrics()).requests_refused_total, before + 1, "the refusal is counted");
+    });
+
+    it("a 60 KB request line, more than libwebsockets' header buffer: 414 and closed, as Kestrel", async () => {
+        const target = `/chat/negotiate?pad=${"a".repeat(60000)}`;
+        await assertRefused(await exchange(BACKEND_URL, get(BACKEND_URL, target)), 414, "Kestrel");
+        await assertRefused(await exchange(RELAY_URL, get(RELAY_URL, target)), 414, "relay");
+    });
+
+    // lws keeps the path, each query argument and each header it knows by name in one table of 95
+    // entries: 90 arguments (with Host and Connection) fit, 91 do not. Kestrel serves both; the relay
+    // serves what lws holds and answers the rest 431 with a reason.
+    it("more query arguments than libwebsockets' header table holds: 431 with a reason (Kestrel serves it)", async () => {
+        const args = (n) => Array.from({ length: n }, (_, i) => `a${i}=1`).join("&");
+        const req = (base, n, path) => get(base, `${path}?${args(n)}`, "Connection: close\r\n");
+        assert.equal((await exchange(BACKEND_URL, req(BACKEND_URL, 91, "/health"))).status, 200, "Kestrel serves 91");
+        assert.equal((await exchange(RELAY_URL, req(RELAY_URL, 90, "/signalr/ping"))).status, 200, "the relay serves 90");
+        const res = await exchange(RELAY_URL, req(RELAY_URL, 91, "/signalr/ping"));
+        await assertRefused(res, 431, "relay, 91 arguments");
+        assert.match(res.body, /more query arguments and headers than the relay reads/);
+        const headers = Array.from({ length: 92 }, (_, i) => `Accept-Language: x${i}\r\n`).join("");
+        await assertRefused(await exchange(RELAY_URL, get(RELAY_URL, "/signalr/ping", headers)), 431, "relay, 92 known headers");
+    });
+
     // lws 4.1.6 writes the relay's own request to a backend into 2048 bytes and cut longer ones: the
     // backend then read a cut request line (Kestrel: 400). The relay refuses such a query instead.
     it("a negotiate query too long to pass on whole to the backend: 414 with a reason (not a cut request)", async () => {
@@ -209,17 +242,22 @@ describe("request limits from the flags", () => {
             assert.equal(within.status, 200, "a 1.5K target is within 2K");
             await assertRefused(await exchange(relay.url, get("/chat", `Cookie: c=${"b".repeat(6000)}\r\n`)), 431, "6K cookie");
 
-            // headers that never end: the connection is closed once the header timeout has passed
+            // headers that never end: 408 once the header timeout has passed (as Kestrel, whose
+            // RequestHeadersTimeout is 30 s), then the connection is closed; libwebsockets closed it
+            // without an answer
             const started = Date.now();
             const slow = await exchange(relay.url, `GET /signalr/ping HTTP/1.1\r\nHost: ${host}\r\nX-Slow: 1\r\n`);
-            assert.equal(slow.closed, true, "the relay closes a connection whose headers do not arrive");
+            await assertRefused(slow, 408, "headers that never end");
             assert.ok(Date.now() - started >= 900, `closed after ${Date.now() - started} ms, before the timeout`);
+            // a connection that sends nothing is closed without a word, as Kestrel does
+            const idle = await exchange(relay.url, "");
+            assert.deepEqual([idle.status, idle.closed], [0, true], "an idle connection is closed without an answer");
 
             // a burst of refusals: every one counted, at most 10 logged in one window
             for (let i = 0; i < 13; i++)
                 await assertRefused(await exchange(relay.url, get("/chat", "Content-Length: -1\r\n")), 400, `refusal ${i}`);
             const m = await metrics(relay.url);
-            assert.equal(m.requests_refused_total, 15);
+            assert.equal(m.requests_refused_total, 16);
             const lines = await pollUntil(() => fs.readFileSync(relay.log, "utf8").split("\n").filter((l) => l.includes("refused a request")),
                 (l) => l.length >= 10, "refusal log lines");
             assert.equal(lines.length, 10, lines.join("\n"));

@@ -10,7 +10,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { startRelay } from "../../lib/process.mjs";
-import { BACKEND_URL, TIMEOUT_MS, httpRequest, pollUntil, stockConnection, stopAll, withTimeout } from "../lib.mjs";
+import { BACKEND_URL, TIMEOUT_MS, WebSocket, httpRequest, pollUntil, stockConnection, stopAll, withTimeout } from "../lib.mjs";
 
 const A = `${BACKEND_URL}/chat`;
 const B = `${BACKEND_URL.replace("127.0.0.1", "localhost")}/chat`;
@@ -81,6 +81,81 @@ test("SIGHUP: re-pointed and added hubs for new clients, the removed instance dr
         assert.equal(await second.invoke("Echo", "still"), "still");
     } finally {
         await stopAll(...conns);
+        await relay.stop();
+    }
+});
+
+// Legacy (ASP.NET SignalR 2.x) clients see the reloaded hub set too: a hub added by a reload can be
+// negotiated, connected and started at once, and one removed is refused as the original refuses an
+// unknown hub (negotiate 500, no body); a connection established on the removed hub keeps its link
+// (it still invokes) until --drain-timeout ends it with an error frame, as Core clients are drained.
+// The legacy hub table was fixed at start: added hubs reached legacy clients only after a restart.
+function legacyApi(relay) {
+    const base = `${relay.url}/signalr`;
+    const data = (hub) => encodeURIComponent(JSON.stringify([{ name: hub }]));
+    return {
+        negotiate: (hub) => httpRequest("GET", `${base}/negotiate?clientProtocol=2.1&connectionData=${data(hub)}`),
+        async open(hub) {
+            const neg = await this.negotiate(hub);
+            assert.equal(neg.status, 200, `negotiate ${hub}: ${neg.body}`);
+            const query = `transport=webSockets&clientProtocol=2.1&connectionToken=` +
+                `${encodeURIComponent(JSON.parse(neg.body).ConnectionToken)}&connectionData=${data(hub)}`;
+            const ws = new WebSocket(`${base.replace(/^http/, "ws")}/connect?${query}`);
+            const frames = [];
+            const waiters = [];
+            const closed = new Promise((resolve) => ws.on("close", resolve));
+            ws.on("error", () => {});
+            ws.on("message", (d) => {
+                frames.push(JSON.parse(d.toString("utf8")));
+                for (const w of waiters.splice(0)) w();
+            });
+            await withTimeout(new Promise((resolve, reject) => { ws.once("open", resolve); ws.once("error", reject); }),
+                TIMEOUT_MS, `legacy connect to ${hub}`);
+            const next = (match, what, ms = TIMEOUT_MS) => withTimeout(new Promise((resolve) => {
+                const look = () => { const f = frames.find(match); if (f) resolve(f); else waiters.push(look); };
+                look();
+            }), ms, what);
+            const start = await httpRequest("GET", `${base}/start?${query}`);
+            return {
+                ws, start, closed, next,
+                invoke: (method, args, id) => {
+                    ws.send(JSON.stringify({ H: hub, M: method, A: args, I: String(id) }));
+                    return next((f) => f.I === String(id), `result ${id} from ${hub}`);
+                },
+            };
+        },
+    };
+}
+
+test("SIGHUP: legacy clients get added hubs and are refused removed ones; a removed hub's connection drains", async () => {
+    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "reload.")), "relay.json");
+    fs.writeFileSync(file, JSON.stringify({ hubs: { chat: [A] }, "drain-timeout": DRAIN_S }, null, 2));
+    const relay = await startRelay(["--config", file]);
+    const legacy = legacyApi(relay);
+    const open = [];
+    try {
+        const old = await legacy.open("chat");
+        open.push(old);
+        assert.equal(old.start.status, 200, old.start.body);
+        assert.equal((await old.invoke("Echo", ["before"], 1)).R, "before");
+        assert.deepEqual(await legacy.negotiate("status").then((r) => [r.status, r.body]), [500, ""], "not served yet");
+
+        fs.writeFileSync(file, JSON.stringify({ hubs: { status: `${BACKEND_URL}/status` }, "drain-timeout": DRAIN_S }, null, 2));
+        await reload(relay, /configuration reloaded/, "the reload");
+        const added = await legacy.open("status");
+        open.push(added);
+        assert.equal(added.start.status, 200, `the added hub: ${added.start.body}`);
+        assert.equal((await added.invoke("Echo", ["added"], 1)).R, "added");
+        assert.deepEqual(await legacy.negotiate("chat").then((r) => [r.status, r.body]), [500, ""],
+            "the removed hub is refused as unknown");
+        // The connection on the removed hub keeps its link for now, then drains.
+        assert.equal((await old.invoke("Echo", ["after"], 2)).R, "after");
+        const ended = await old.next((f) => f.E !== undefined, "the drained connection's error frame",
+            DRAIN_S * 1000 + TIMEOUT_MS);
+        assert.match(ended.E, /backend hub 'chat'/);
+        assert.equal((await added.invoke("Echo", ["still"], 2)).R, "still", "the other connection is untouched");
+    } finally {
+        for (const c of open) c.ws.terminate();
         await relay.stop();
     }
 });
