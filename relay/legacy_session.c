@@ -399,7 +399,7 @@ static void disconnect_due(struct timer_entry *e)
 
 /* ------------------------------------------------------------ lifecycle */
 
-static void session_free(struct legacy_session *s)
+void legacy_session_free(struct legacy_session *s)
 {
     timer_cancel(&s->keepalive_timer);
     timer_cancel(&s->disconnect_timer);
@@ -436,7 +436,7 @@ static void reap_due(struct timer_entry *e)
 {
     struct legacy_session *s = list_container_of(e, struct legacy_session, reap_timer);
     if (!s->wsi && !s->start.wsi && !s->poll && list_is_empty(&s->sends)) {
-        session_free(s);
+        legacy_session_free(s);
         return;
     }
     uint64_t now = clock_now_ms();
@@ -523,7 +523,7 @@ struct legacy_session *legacy_session_create(struct legacy_table *t, const char 
     capture_session_begin(wsi, &s->capture);
     list_push_back(&t->all, &s->all);
     if (dict_insert(&t->by_id, &s->entry, span_from_cstr(s->connection_id)) != DICT_OK) {
-        session_free(s);
+        legacy_session_free(s);
         return NULL;
     }
     s->in_table = true;
@@ -686,27 +686,4 @@ void legacy_session_abort(struct legacy_session *s)
 {
     log_conn_debug(s->connection_id, legacy_session_log_hub(s), "legacy: aborted by the client");
     session_end(s, NULL);
-}
-
-/* ----------------------------------------------------------------- table */
-
-void legacy_table_free(struct legacy_table *t)
-{
-    if (!t->all.next)
-        return; /* never initialised */
-    while (!list_is_empty(&t->all)) {
-        struct legacy_session *s = list_container_of(t->all.next, struct legacy_session, all);
-        if (s->wsi)
-            lws_set_opaque_user_data(s->wsi, NULL);
-        s->wsi = NULL;
-        session_free(s);
-    }
-    dict_free(&t->by_id);
-    for (size_t i = 0; t->hubs && i < t->hub_count; i++) {
-        legacy_hub_free(t->hubs[i]);
-        free(t->hubs[i]);
-    }
-    free(t->hubs);
-    t->hubs = NULL;
-    token_key_clear(&t->token_key);
 }

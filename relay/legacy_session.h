@@ -205,6 +205,8 @@ void legacy_session_acked(struct legacy_session *s, uint64_t seq);
 void legacy_session_pause_links(struct legacy_session *s, bool paused);
 /* There is no channel now: the disconnect timeout runs. */
 void legacy_session_channel_gone(struct legacy_session *s);
+/* Frees s at once: no message to anyone, its timers cancelled (legacy_table_free, at exit). */
+void legacy_session_free(struct legacy_session *s);
 /* Ends the connection with an error text for the client (NULL: none). */
 void legacy_session_end(struct legacy_session *s, const char *error_text);
 /* One invocation from the client (legacy JSON), as a WebSocket frame would bring it. */

@@ -97,3 +97,24 @@ struct legacy_session *legacy_session_find(struct legacy_table *t, const char *c
     struct dict_entry *e = dict_find(&t->by_id, span_from_cstr(connection_id));
     return e ? list_container_of(e, struct legacy_session, entry) : NULL;
 }
+
+void legacy_table_free(struct legacy_table *t)
+{
+    if (!t->all.next)
+        return; /* never initialised */
+    while (!list_is_empty(&t->all)) {
+        struct legacy_session *s = list_container_of(t->all.next, struct legacy_session, all);
+        if (s->wsi)
+            lws_set_opaque_user_data(s->wsi, NULL);
+        s->wsi = NULL;
+        legacy_session_free(s);
+    }
+    dict_free(&t->by_id);
+    for (size_t i = 0; t->hubs && i < t->hub_count; i++) {
+        legacy_hub_free(t->hubs[i]);
+        free(t->hubs[i]);
+    }
+    free(t->hubs);
+    t->hubs = NULL;
+    token_key_clear(&t->token_key);
+}

@@ -75,9 +75,13 @@ void relay_enable_reload(struct relay *relay, int argc, char **argv);
  * a removed backend instance drain: --drain-timeout). A configuration with an error is
  * refused with a log line naming it, and the running one stays. Settings that only a restart
  * can change (listen addresses, token secret, DNS, source addresses, service keys, read
- * buffer) keep their running values, with a warning. Legacy clients see re-pointed hubs;
- * hubs added or removed reach them after a restart. */
+ * buffer) keep their running values, with a warning. Legacy clients follow as Core clients
+ * do (hubs added, removed, re-pointed). */
 void relay_request_reload(struct relay *relay);
+/* relay_reload.c: the reload relay_request_reload asked for, run on the loop; and freeing what
+ * reloads replaced (relay_destroy). */
+void relay_reload(struct relay *relay);
+void relay_free_retired(struct relay *relay);
 /* relay_admin.c: /healthz, /readyz and /metrics. *served is false when path is none of them. */
 int relay_route_admin(struct relay *relay, struct lws *wsi, const char *path, enum http_method method, bool *served);
 /* --admin-listen: a second vhost serving only those paths (true when none is configured). */
