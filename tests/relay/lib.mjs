@@ -5,6 +5,7 @@
 // so a test sees exactly what the relay sent and when), stock @microsoft/signalr clients, and a
 // legacy (ASP.NET SignalR 2.x) connection driven by hand.
 // Every wait has a timeout, so a missing message fails a test instead of hanging it.
+import assert from "node:assert/strict";
 import fs from "node:fs";
 import WebSocket from "ws";
 import * as signalR from "@microsoft/signalr";
@@ -404,6 +405,22 @@ export function legacyConnectionData(...hubs) {
 export async function legacyNegotiate(hubs, clientProtocol = "2.1") {
     const res = await httpRequest("GET", `${LEGACY_BASE}/negotiate?clientProtocol=${clientProtocol}&connectionData=${legacyConnectionData(...hubs)}`);
     return { ...res, json: res.status === 200 ? JSON.parse(res.body) : null };
+}
+
+export const LEGACY_FORM = { "content-type": "application/x-www-form-urlencoded; charset=UTF-8" };
+
+// A legacy longPolling connection driven by hand at base (a relay's /signalr): negotiate, /connect,
+// /start. Returns the query every later request carries and /connect's answer (its C is the cursor).
+export async function legacyLongPollingConnection(base = LEGACY_BASE, hubs = ["chathub"]) {
+    const neg = await httpRequest("GET", `${base}/negotiate?clientProtocol=2.1&connectionData=${legacyConnectionData(...hubs)}`);
+    assert.equal(neg.status, 200, neg.body);
+    const q = `transport=longPolling&clientProtocol=2.1&connectionToken=` +
+        `${encodeURIComponent(JSON.parse(neg.body).ConnectionToken)}&connectionData=${legacyConnectionData(...hubs)}`;
+    const connect = await httpRequest("POST", `${base}/connect?${q}`, LEGACY_FORM, "");
+    assert.equal(connect.status, 200, connect.body);
+    const start = await httpRequest("GET", `${base}/start?${q}`);
+    assert.equal(start.status, 200, start.body);
+    return { q, connect };
 }
 
 // A legacy connection driven by hand: negotiate, /connect WebSocket, /start.

@@ -7,13 +7,11 @@
 import { after, before, describe, it } from "../../lib/test.mjs";
 import assert from "node:assert/strict";
 import http from "node:http";
-import { BACKEND_URL, httpRequest, pollUntil, withTimeout } from "../lib.mjs";
+import { BACKEND_URL, LEGACY_FORM as FORM, httpRequest, legacyLongPollingConnection, pollUntil, withTimeout } from "../lib.mjs";
 import { startRelay } from "../../lib/process.mjs";
 
 const KEEPALIVE_S = 1;
 const POLL_TIMEOUT_S = 4;
-const connectionData = encodeURIComponent(JSON.stringify([{ name: "chathub" }]));
-const FORM = { "content-type": "application/x-www-form-urlencoded; charset=UTF-8" };
 let relay, BASE;
 
 before(async () => {
@@ -26,13 +24,7 @@ after(async () => {
 });
 
 async function connection() {
-    const neg = await httpRequest("GET", `${BASE}/negotiate?clientProtocol=2.1&connectionData=${connectionData}`);
-    assert.equal(neg.status, 200, neg.body);
-    const q = `transport=longPolling&clientProtocol=2.1&connectionToken=` +
-        `${encodeURIComponent(JSON.parse(neg.body).ConnectionToken)}&connectionData=${connectionData}`;
-    const connect = await httpRequest("POST", `${BASE}/connect?${q}`, FORM, "");
-    assert.equal(connect.status, 200, connect.body);
-    assert.equal((await httpRequest("GET", `${BASE}/start?${q}`)).status, 200);
+    const { q, connect } = await legacyLongPollingConnection(BASE);
     const first = await httpRequest("POST", `${BASE}/poll?${q}`, FORM, `messageId=${encodeURIComponent(JSON.parse(connect.body).C)}`);
     assert.equal(first.status, 200, first.body); // OnConnected's welcome
     return { q, cursor: JSON.parse(first.body).C };

@@ -4,21 +4,11 @@
 // query is invoked like a POST (it reads the form, then the query). The connection serves on.
 import { describe, it } from "../../lib/test.mjs";
 import assert from "node:assert/strict";
-import { LEGACY_BASE as BASE, httpRequest } from "../lib.mjs";
+import { LEGACY_BASE as BASE, LEGACY_FORM as FORM, httpRequest, legacyLongPollingConnection } from "../lib.mjs";
 
-const connectionData = encodeURIComponent(JSON.stringify([{ name: "chathub" }]));
-const FORM = { "content-type": "application/x-www-form-urlencoded; charset=UTF-8" };
 
 async function longPollingConnection() {
-    const neg = await httpRequest("GET", `${BASE}/negotiate?clientProtocol=2.1&connectionData=${connectionData}`);
-    assert.equal(neg.status, 200, neg.body);
-    const q = `transport=longPolling&clientProtocol=2.1&connectionToken=` +
-        `${encodeURIComponent(JSON.parse(neg.body).ConnectionToken)}&connectionData=${connectionData}`;
-    const connect = await httpRequest("POST", `${BASE}/connect?${q}`, FORM, "");
-    assert.equal(connect.status, 200, connect.body);
-    const start = await httpRequest("GET", `${BASE}/start?${q}`);
-    assert.equal(start.status, 200, start.body);
-    return q;
+    return (await legacyLongPollingConnection(BASE)).q;
 }
 
 const send = (q, body) => httpRequest("POST", `${BASE}/send?${q}`, FORM, body);
