@@ -20,6 +20,7 @@ bool service_init(struct service *svc, struct loop *loop, const uint8_t seed[DIC
     list_init_head(&svc->servers);
     memcpy(svc->seed, seed, DICT_SEED_LEN);
     spent_ids_init(&svc->spent, seed);
+    spent_ids_init(&svc->stateful, seed);
     const struct relay_config *cfg = loop->cfg;
     if (cfg->service_key_count == 0)
         return true;
@@ -59,6 +60,7 @@ void service_free(struct service *svc)
         free(hub);
     }
     spent_ids_free(&svc->spent);
+    spent_ids_free(&svc->stateful);
     free(svc->keys);
     svc->keys = NULL;
     token_key_clear(&svc->token_key);

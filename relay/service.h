@@ -88,6 +88,7 @@ struct service {
     size_t key_count;
     struct token_key token_key;     /* signs the connection tokens of /client/negotiate */
     struct spent_ids spent;         /* client ids that opened once: never again while their token lasts */
+    struct spent_ids stateful;      /* client ids whose negotiate offered stateful reconnect, while their token lasts */
     uint8_t seed[DICT_SEED_LEN];
     struct list_node hubs;          /* struct service_hub.link */
     size_t hub_count;

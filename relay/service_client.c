@@ -42,6 +42,25 @@ static bool verify_client(struct service *svc, struct lws *wsi, struct service_h
     return true;
 }
 
+/* Whether the client asked for stateful reconnect (useStatefulReconnect=true) and the relay allows it.
+ * As in proxy mode (core_negotiate.c), the relay keeps it: the app never sees the question. */
+static bool stateful_asked(const struct relay_config *cfg, struct lws *wsi)
+{
+    struct buf text;
+    buf_init(&text);
+    bool asked = !cfg->stateful_reconnect_off && http_query_value(wsi, "useStatefulReconnect", &text) == HTTP_ARG_FOUND &&
+                 negotiate_query_bool(buf_span(&text));
+    buf_free(&text);
+    return asked;
+}
+
+/* Remembers that id's negotiate offered stateful reconnect, for as long as its token can open. */
+static bool offer_stateful(struct service *svc, const char *id)
+{
+    uint64_t now_ms = clock_now_ms();
+    return spent_ids_add(&svc->stateful, span_from_cstr(id), now_ms + svc->loop->cfg->negotiate_ttl_ms + 2000u, now_ms);
+}
+
 static int negotiate(struct service *svc, struct lws *wsi)
 {
     const struct relay_config *cfg = svc->loop->cfg;
@@ -82,11 +101,14 @@ static int negotiate(struct service *svc, struct lws *wsi)
         buf_init(&token);
         struct span hubs[1] = { span_from_cstr(hub->key) };
         struct span user = span_is_set(t.user_id) ? t.user_id : SPAN_LIT("");
-        struct negotiate_reply reply = { .version = version, .transports = NEGOTIATE_TRANSPORT_ALL };
+        /* Stateful reconnect needs negotiate version 1 (the client resends its token as id=). */
+        struct negotiate_reply reply = { .version = version, .transports = NEGOTIATE_TRANSPORT_ALL,
+                                         .use_stateful_reconnect = version > 0 && stateful_asked(cfg, wsi) };
         if (version == 0 ? conn_id_mint_signed(&svc->token_key, hubs[0], user, (uint64_t)service_unix_now(), id)
                          : conn_id_generate(id) &&
                                conn_token_mint(&svc->token_key, span_from_cstr(id), user, hubs, 1,
-                                               (uint64_t)service_unix_now() * 1000u, &token)) {
+                                               (uint64_t)service_unix_now() * 1000u, &token) &&
+                               (!reply.use_stateful_reconnect || offer_stateful(svc, id))) {
             reply.connection_id = span_from_cstr(id);
             reply.connection_token = buf_span(&token);
         }
@@ -165,8 +187,16 @@ static struct core_session *open_client(struct service *svc, struct core_session
                        (uint64_t)age_s * 1000u <= cfg->negotiate_ttl_ms + 1000u
                  : n > 0 && conn_token_verify(&svc->token_key, span_make(token, (size_t)n), &ct, NULL) == PROTO_OK &&
                        ct.hub_count == 1 && span_eq_nocase(ct.hubs[0], span_from_cstr(hub->key)) &&
-                       span_eq(ct.user, user) && ct.conn_id.len == CONN_ID_LEN &&
-                       (uint64_t)service_unix_now() * 1000u <= ct.issued_at_ms + cfg->negotiate_ttl_ms + 1000u;
+                       span_eq(ct.user, user) && ct.conn_id.len == CONN_ID_LEN;
+    /* A stateful client's next WebSocket reaches its session, however old its token: the session is live. */
+    struct core_session *live = ok && !v0 && !transport ? core_sessions_find(sessions, token) : NULL;
+    if (live && core_stateful_resume(live, wsi, &hub->endpoint)) {
+        conn_token_claims_free(&ct);
+        svc_token_free(&t);
+        log_conn_debug(live->connection_id, hub->key, "service: the client's next WebSocket (stateful reconnect)");
+        return live;
+    }
+    ok = ok && (v0 || (uint64_t)service_unix_now() * 1000u <= ct.issued_at_ms + cfg->negotiate_ttl_ms + 1000u);
     if (!ok) {
         conn_token_claims_free(&ct);
         svc_token_free(&t);
@@ -211,6 +241,14 @@ static struct core_session *open_client(struct service *svc, struct core_session
         s = core_session_create_http(sessions, wsi, &hub->endpoint, NULL, &identity, transport, token);
     else if (claims)
         s = core_session_create(sessions, wsi, &hub->endpoint, NULL, &identity);
+    if (s && !transport && !v0 && spent_ids_has(&svc->stateful, span_from_cstr(id), now_ms)) {
+        /* Negotiate offered stateful reconnect: the client's next WebSocket finds the session by its token. */
+        s->stateful_offered = true;
+        if (!core_session_register(s, token)) {
+            core_session_destroy(s);
+            s = NULL;
+        }
+    }
     free(claims);
     free(storage);
     svc_token_free(&t);

@@ -14,55 +14,15 @@
 // - A second WebSocket for a connection whose first one is still open takes it over.
 import { test } from "../../lib/test.mjs";
 import assert from "node:assert/strict";
-import net from "node:net";
+import { forwarder } from "../../lib/forwarder.mjs";
 import { startRelay } from "../../lib/process.mjs";
 import {
-    BACKEND_URL, RS, disconnectSeenByBackend, TIMEOUT_MS, WebSocket, closeServer, connectStock, httpRequest, listen, metrics,
+    BACKEND_URL, RS, disconnectSeenByBackend, TIMEOUT_MS, WebSocket, connectStock, httpRequest, metrics,
     pollUntil, signalR, stopAll, withTimeout, wsUrl,
 } from "../lib.mjs";
 import { MessagePackHubProtocol } from "@microsoft/signalr-protocol-msgpack";
 
 const GAP_MESSAGES = 20;
-
-// A TCP forwarder to `target` (host:port) that can cut every connection and hold new ones
-// (accepted, not yet forwarded) until released: a network that drops and comes back.
-async function forwarder(targetPort) {
-    const live = new Set();
-    const held = [];
-    let holding = false;
-    const pipe = (client) => {
-        const upstream = net.connect(targetPort, "127.0.0.1");
-        live.add(client).add(upstream);
-        const end = () => { client.destroy(); upstream.destroy(); live.delete(client); live.delete(upstream); };
-        client.on("error", end).on("close", end);
-        upstream.on("error", end).on("close", end);
-        client.pipe(upstream).pipe(client);
-    };
-    const server = net.createServer((client) => {
-        if (holding) {
-            client.pause();
-            held.push(client);
-            client.on("error", () => {});
-        } else {
-            pipe(client);
-        }
-    });
-    const port = await listen(server);
-    return {
-        url: `http://127.0.0.1:${port}`,
-        held: () => held.length,
-        cut() {
-            holding = true;
-            for (const s of live) s.destroy(); // no Close frame: the network is gone
-            live.clear();
-        },
-        release() {
-            holding = false;
-            for (const c of held.splice(0)) { pipe(c); c.resume(); }
-        },
-        close: () => { for (const s of live) s.destroy(); return closeServer(server); },
-    };
-}
 
 function statefulConnection(url, protocol) {
     const builder = new signalR.HubConnectionBuilder()
