@@ -113,11 +113,11 @@ static int item_fail(struct rp_ws_state *st, const struct rp_item *item, char *w
         return 0;
     char *d = rp_describe(&st->r->fx.ev[item->frame->ev]);
     char *shown = got_value ? rp_json_show(got_value, 300) : rp_quote(got_text, 200);
-    rp_fail(st->r, "%s: got %s: %s", d, shown, why);
+    int stop = rp_differ(st->r, "%s: got %s: %s", d, shown, why);
     free(d);
     free(shown);
     free(why);
-    return 1;
+    return stop;
 }
 
 static struct rp_frame *nth_special(struct rp_stream *s, size_t n)
@@ -296,7 +296,7 @@ static void match_frame(struct rp_ws_state *st, const char *data, size_t n, int 
         EVP_EncodeBlock((unsigned char *)b64, (const unsigned char *)data, (int)n);
         if (!item->binary || strcmp(item->binary, b64) != 0) {
             char *d = rp_describe(&r->fx.ev[item->frame->ev]);
-            rp_fail(r, "%s: got binary %.80s", d, b64);
+            rp_differ(r, "%s: got binary %.80s", d, b64);
             free(d);
         }
         free(b64);

@@ -16,29 +16,98 @@
 
 enum { PH_ACTIONS, PH_CLOSE_WAIT, PH_FINAL, PH_GRACE, PH_DONE };
 
+static void note_diff(struct rp_run *r, char *text)
+{
+    r->diffs = rp_xrealloc(r->diffs, (r->ndiffs + 1) * sizeof *r->diffs);
+    r->diffs[r->ndiffs++] = text;
+    if (r->o->verbose)
+        fprintf(stderr, "MISMATCH %s\n", text);
+}
+
+static char *vfmt(const char *fmt, va_list ap)
+{
+    va_list again;
+    va_copy(again, ap);
+    int n = vsnprintf(NULL, 0, fmt, again);
+    va_end(again);
+    char *s = rp_xmalloc((size_t)n + 1);
+    vsnprintf(s, (size_t)n + 1, fmt, ap);
+    return s;
+}
+
 void rp_fail(struct rp_run *r, const char *fmt, ...)
 {
     if (r->failure)
         return;
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
+    r->failure = vfmt(fmt, ap);
     va_end(ap);
-    r->failure = rp_xmalloc((size_t)n + 1);
-    va_start(ap, fmt);
-    vsnprintf(r->failure, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    if (r->o->verbose)
+    if (r->o->keep_going)
+        note_diff(r, rp_strdup(r->failure));
+    else if (r->o->verbose)
         fprintf(stderr, "MISMATCH %s\n", r->failure);
+}
+
+int rp_differ(struct rp_run *r, const char *fmt, ...)
+{
+    if (r->failure)
+        return 1;
+    va_list ap;
+    va_start(ap, fmt);
+    char *text = vfmt(fmt, ap);
+    va_end(ap);
+    if (r->o->keep_going) {
+        note_diff(r, text);
+        return 0;
+    }
+    rp_fail(r, "%s", text);
+    free(text);
+    return 1;
 }
 
 int rp_fail_why(struct rp_run *r, char *why, const char *prefix)
 {
     if (!why)
         return 0;
-    rp_fail(r, "%s: %s", prefix, why);
+    int stop = rp_differ(r, "%s: %s", prefix, why);
     free(why);
-    return 1;
+    return stop;
+}
+
+/* Longest value first, so that a value inside another is not put back inside it. */
+static int by_value_length(const void *a, const void *b)
+{
+    size_t la = strlen((*(const struct rp_binding *const *)a)->value);
+    size_t lb = strlen((*(const struct rp_binding *const *)b)->value);
+    return la < lb ? 1 : la > lb ? -1 : 0;
+}
+
+char *rp_run_unbind(const struct rp_run *r, const char *text)
+{
+    char *out = rp_strdup(text);
+    const struct rp_binding **order = rp_xmalloc((r->b.n + 1) * sizeof *order);
+    for (size_t i = 0; i < r->b.n; i++)
+        order[i] = &r->b.v[i];
+    qsort(order, r->b.n, sizeof *order, by_value_length);
+    for (size_t i = 0; i < r->b.n; i++) {
+        const char *v = order[i]->value, *ph = order[i]->placeholder;
+        size_t vl = strlen(v), pl = strlen(ph);
+        if (vl < 4)
+            continue; /* a short value ("1", a cursor) would be put back where it is only a digit */
+        struct rp_buf b = {0};
+        const char *p = out, *hit;
+        while ((hit = strstr(p, v)) != NULL) {
+            rp_buf_add(&b, p, (size_t)(hit - p));
+            rp_buf_add(&b, ph, pl);
+            p = hit + vl;
+        }
+        rp_buf_add(&b, p, strlen(p));
+        free(out);
+        out = b.p ? b.p : rp_strdup("");
+    }
+    free(order);
+    return out;
 }
 
 void rp_answered(struct rp_run *r)
@@ -99,6 +168,9 @@ void rp_run_free(struct rp_run *r)
     rp_bindings_free(&r->b);
     rp_fixture_free(&r->fx);
     free(r->failure);
+    for (size_t i = 0; i < r->ndiffs; i++)
+        free(r->diffs[i]);
+    free(r->diffs);
     memset(r, 0, sizeof *r);
 }
 
