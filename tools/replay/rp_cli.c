@@ -54,6 +54,9 @@ static const char USAGE[] =
     "  --reference      the fixtures were recorded against the real ASP.NET SignalR 2.x server\n"
     "                   (fixtures/legacy/reference): mask the differences listed in\n"
     "                   tests/legacy-ref/README.md (rows 1-4) and nothing else\n"
+    "  --authorization V  send V (e.g. \"Bearer TOKEN\") as the Authorization header where the\n"
+    "                   recording has one (it is always masked as <authorization>); a bearer\n"
+    "                   token also stands for <accessToken> (a service-mode capture's access_token)\n"
     "  --pace F         keep F times the recorded pauses between client actions (check, ab;\n"
     "                   default 0: as fast as the answers come)\n"
     "  --copies N       load: copies of each fixture played at once (default 10)\n"
@@ -116,6 +119,11 @@ static int parse(int argc, char **argv, struct cli *c)
             if (!v)
                 return usage_error("%s needs a URL", a);
             *(strcmp(a, "--target") == 0 ? &c->target : strcmp(a, "--a") == 0 ? &c->a : &c->b) = v;
+            i++;
+        } else if (strcmp(a, "--authorization") == 0) {
+            if (!v || !*v)
+                return usage_error("%s", "--authorization needs a value (e.g. \"Bearer TOKEN\")");
+            c->o.authorization = v;
             i++;
         } else if (strcmp(a, "--reference") == 0) {
             c->o.reference = 1;

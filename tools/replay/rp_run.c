@@ -75,39 +75,9 @@ int rp_fail_why(struct rp_run *r, char *why, const char *prefix)
     return stop;
 }
 
-/* Longest value first, so that a value inside another is not put back inside it. */
-static int by_value_length(const void *a, const void *b)
-{
-    size_t la = strlen((*(const struct rp_binding *const *)a)->value);
-    size_t lb = strlen((*(const struct rp_binding *const *)b)->value);
-    return la < lb ? 1 : la > lb ? -1 : 0;
-}
-
 char *rp_run_unbind(const struct rp_run *r, const char *text)
 {
-    char *out = rp_strdup(text);
-    const struct rp_binding **order = rp_xmalloc((r->b.n + 1) * sizeof *order);
-    for (size_t i = 0; i < r->b.n; i++)
-        order[i] = &r->b.v[i];
-    qsort(order, r->b.n, sizeof *order, by_value_length);
-    for (size_t i = 0; i < r->b.n; i++) {
-        const char *v = order[i]->value, *ph = order[i]->placeholder;
-        size_t vl = strlen(v), pl = strlen(ph);
-        if (vl < 4)
-            continue; /* a short value ("1", a cursor) would be put back where it is only a digit */
-        struct rp_buf b = {0};
-        const char *p = out, *hit;
-        while ((hit = strstr(p, v)) != NULL) {
-            rp_buf_add(&b, p, (size_t)(hit - p));
-            rp_buf_add(&b, ph, pl);
-            p = hit + vl;
-        }
-        rp_buf_add(&b, p, strlen(p));
-        free(out);
-        out = b.p ? b.p : rp_strdup("");
-    }
-    free(order);
-    return out;
+    return rp_unbind(&r->b, text);
 }
 
 void rp_answered(struct rp_run *r)
@@ -134,6 +104,8 @@ int rp_run_init(struct rp_run *r, const char *text, const char *name, const stru
     if (rp_fixture_parse(text, name, &r->fx, err) < 0)
         return -1;
     r->b.shared_cursors = o->reference;
+    if (o->authorization && strncmp(o->authorization, "Bearer ", 7) == 0)
+        free(rp_bind(&r->b, "<accessToken>", o->authorization + 7));
     r->ws = calloc(r->fx.nstreams + 1, sizeof *r->ws);
     for (size_t s = 0; s < r->fx.nstreams; s++) {
         r->ws[s].r = r;
@@ -296,8 +268,19 @@ static char *with_message_id(const char *s, const char *cursor)
 
 static const char *const SENT_REQUEST_HEADERS[] = {"content-type", "accept", "user-agent", "x-requested-with", NULL};
 
+/* --authorization: where the recording has the header (always masked), that value. */
+static void add_authorization(const struct rp_run *r, const struct rp_event *e, struct rp_buf *h)
+{
+    if (!r->o->authorization || !rp_ev_header(e, "authorization"))
+        return;
+    rp_buf_adds(h, "Authorization: ");
+    rp_buf_adds(h, r->o->authorization);
+    rp_buf_adds(h, "\r\n");
+}
+
 static int add_origin(struct rp_run *r, const struct rp_event *e, struct rp_buf *h)
 {
+    add_authorization(r, e, h);
     const char *origin = rp_ev_header(e, "origin");
     if (!origin)
         return 0;

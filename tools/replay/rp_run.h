@@ -24,6 +24,7 @@ struct rp_opts {
     int verbose;
     int foreign_pushes;      /* load: hub calls that are not the next recorded item are left out */
     int keep_going;          /* ab: a different answer is noted (rp_run.diffs) and the run goes on */
+    const char *authorization; /* sent where the recording has <authorization>; "Bearer T" also binds <accessToken> */
 };
 
 struct rp_stats {
