@@ -449,6 +449,8 @@ static void close_socket(struct rp_run *r, size_t evi)
     struct rp_ws_state *st = ws_state(r, e->ws);
     if (!st || !st->exists)
         return;
+    if (st->closed && st->close_raced)
+        return;
     if (st->closed) {
         char *d = rp_describe(e);
         rp_fail(r, "%s: the server had already closed this socket; the client closed it in the recording", d);

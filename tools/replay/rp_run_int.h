@@ -20,6 +20,7 @@ struct rp_ws_state {
     size_t frames_seen;       /* Core: server frames so far (the first carries the handshake answer) */
     size_t answer_ev;         /* the recorded ws-accepted / ws-refused, RP_NONE when none */
     int exists, client_closed, closed;
+    int close_raced;          /* Core: the server closed after its Close record, the recording has the client close */
 };
 
 struct rp_req {
