@@ -79,6 +79,8 @@ trap 'exit 130' INT TERM
 if [ -z "${RELAY_BIN:-}" ]; then
     RELAY_BIN="$root/build/asan/signalr-relay"
     relay_build_asan || setup_failed "relay build failed"
+    # test/capture.test.mjs replays what the relay captured
+    nice cmake --build build/asan -j2 --target signalr-replay >/dev/null || setup_failed "signalr-replay build failed"
 fi
 export RELAY_BIN
 if [ ! -d tests/legacy/browser/node_modules/playwright-core ] || [ ! -d tests/legacy/browser/node_modules/signalr ]; then

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Replays the Core sessions (tests/replay/core, hand-written; fixtures/core, recorded by the relay's
 # --capture, when there are any) with signalr-replay: against the ASP.NET Core backend straight,
-# through the relay, and `ab` relay vs backend; then checks that a session whose recorded answer
+# through the relay, and `ab` relay vs backend (also on a changed session, which both differ from
+# alike); then checks that a session whose recorded answer
 # was changed (a result, a Close record) fails against the backend (the comparison is live, not
 # vacuous). Prints
 # `core replay: N passed, M failed`.
@@ -44,6 +45,14 @@ code=$?
 printf '%s\n' "$out"
 if [ "$code" -eq 1 ] && grep -q 'expected 6, got 5' <<<"$out"; then passed=$((passed + 1)); else
     failed=$((failed + 1)); echo "FAILED: a changed answer was not reported (exit $code)"; fi
+# ab on the same changed session: relay and backend both answer 5 where the recording has 6, so
+# they are the same (the recording is only the script), exit 0.
+echo "== ab: relay and backend differ from the recording alike"
+out="$("$SIGNALR_REPLAY_BIN" ab --a "$RELAY_URL" --b "$BACKEND_URL" "$work/changed.jsonl")"
+code=$?
+printf '%s\n' "$out"
+if [ "$code" -eq 0 ] && grep -q 'both differ from the recording the same way at 1 point' <<<"$out"; then passed=$((passed + 1)); else
+    failed=$((failed + 1)); echo "FAILED: ab did not find relay and backend alike (exit $code)"; fi
 # A Close record the server did not send that way (allowReconnect added): must fail too.
 sed 's/{\\"type\\":7}/{\\"type\\":7,\\"allowReconnect\\":true}/' "$here/core/core-json-websockets-abort.jsonl" >"$work/close.jsonl"
 echo "== a changed Close record is reported"

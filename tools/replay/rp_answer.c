@@ -148,14 +148,11 @@ static int core_records_answer(struct rp_req *q, struct rp_event *expected, stru
     const char *want_ct = rp_ev_header(expected, "content-type");
     char got_ct[256] = "";
     int has_ct = lg_http_header(c->head, c->head_len, "content-type", got_ct, sizeof got_ct);
-    if (c->status != want_status) {
-        rp_fail(r, "%s: status %d, recorded %d", dexp, c->status, want_status);
+    if (c->status != want_status && rp_differ(r, "%s: status %d, recorded %d", dexp, c->status, want_status))
         return 1;
-    }
-    if (want_ct && (!has_ct || strcmp(got_ct, want_ct) != 0)) {
-        rp_fail(r, "%s: header content-type \"%s\", recorded \"%s\"", dexp, has_ct ? got_ct : "undefined", want_ct);
+    if (want_ct && (!has_ct || strcmp(got_ct, want_ct) != 0) &&
+        rp_differ(r, "%s: header content-type \"%s\", recorded \"%s\"", dexp, has_ct ? got_ct : "undefined", want_ct))
         return 1;
-    }
     /* MessagePack when the recording has the body as bytes (a JSON session's polls are
      * application/octet-stream too). */
     int bad = 0, binary = eb64 != NULL;
@@ -228,7 +225,7 @@ static void on_end(struct rp_conn *c)
     char *dexp = rp_describe(expected);
     if (q->sse) { /* compared event by event (on_data); here the status */
         if (c->status != want_status)
-            rp_fail(r, "%s: status %d, recorded %d", dexp, c->status, want_status);
+            rp_differ(r, "%s: status %d, recorded %d", dexp, c->status, want_status);
         expected->done = 1;
         free(dexp);
         return;
@@ -269,7 +266,7 @@ static void on_end(struct rp_conn *c)
     free(dexp);
     if (c->status != want_status) {
         char *qb = rp_quote(body, 200);
-        rp_fail(r, "%s: status %d, recorded %d (body %s)", where, c->status, want_status, qb);
+        rp_differ(r, "%s: status %d, recorded %d (body %s)", where, c->status, want_status, qb);
         free(qb);
     }
     for (int i = 0; !r->failure && COMPARED_RESPONSE_HEADERS[i]; i++) {
@@ -283,7 +280,7 @@ static void on_end(struct rp_conn *c)
         int has = lg_http_header(c->head, c->head_len, name, got, sizeof got);
         if (!has || strcmp(got, want) != 0) {
             char *qg = has ? rp_quote(got, 200) : rp_strdup("undefined"), *qw = rp_quote(want, 200);
-            rp_fail(r, "%s: header %s %s, recorded %s", where, name, qg, qw);
+            rp_differ(r, "%s: header %s %s, recorded %s", where, name, qg, qw);
             free(qg);
             free(qw);
         }

@@ -272,3 +272,38 @@ char *rp_match_text(const char *expected, const char *actual, struct rp_bindings
     free(s);
     return why;
 }
+
+/* Longest value first, so that a value inside another is not put back inside it. */
+static int by_value_length(const void *a, const void *b)
+{
+    size_t la = strlen((*(const struct rp_binding *const *)a)->value);
+    size_t lb = strlen((*(const struct rp_binding *const *)b)->value);
+    return la < lb ? 1 : la > lb ? -1 : 0;
+}
+
+char *rp_unbind(const struct rp_bindings *bs, const char *text)
+{
+    char *out = rp_strdup(text);
+    const struct rp_binding **order = rp_xmalloc((bs->n + 1) * sizeof *order);
+    for (size_t i = 0; i < bs->n; i++)
+        order[i] = &bs->v[i];
+    qsort(order, bs->n, sizeof *order, by_value_length);
+    for (size_t i = 0; i < bs->n; i++) {
+        const char *v = order[i]->value, *ph = order[i]->placeholder;
+        size_t vl = strlen(v), pl = strlen(ph);
+        if (vl < 4)
+            continue; /* a short value ("1", a cursor) would be put back where it is only a digit */
+        struct rp_buf b = {0};
+        const char *p = out, *hit;
+        while ((hit = strstr(p, v)) != NULL) {
+            rp_buf_add(&b, p, (size_t)(hit - p));
+            rp_buf_add(&b, ph, pl);
+            p = hit + vl;
+        }
+        rp_buf_add(&b, p, strlen(p));
+        free(out);
+        out = b.p ? b.p : rp_strdup("");
+    }
+    free(order);
+    return out;
+}

@@ -36,4 +36,8 @@ char *rp_bind(struct rp_bindings *b, const char *placeholder, const char *value)
  * unbound. NULL, or why it differs (caller frees). */
 char *rp_match_text(const char *expected, const char *actual, struct rp_bindings *b);
 
+/* A copy of text with each bound value (4 characters or longer) put back as its placeholder,
+ * longest first (caller frees). */
+char *rp_unbind(const struct rp_bindings *b, const char *text);
+
 #endif

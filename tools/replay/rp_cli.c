@@ -1,6 +1,7 @@
 /* rp_cli.c - signalr-replay's modes (see rp_cli.h):
  *   check  each fixture played against one server, one after another, the differences printed
- *   ab     each fixture played against server A, then server B; where their outcomes differ
+ *   ab     each fixture played against server A, then server B, each going on past differences
+ *          from the recording; every event where A's answer is not B's (rp_ab.c)
  *   load   N copies of every fixture at once at F times the recorded pace; throughput and latency
  *          percentiles as the load generator reports them (lg_hist, lg_hist_report) */
 #include "rp_cli.h"
@@ -11,6 +12,7 @@
 #include <string.h>
 
 #include "lg_hist_report.h"
+#include "rp_ab.h"
 #include "rp_json.h"
 #include "rp_mask.h"
 #include "rp_run.h"
@@ -30,9 +32,12 @@ static const char USAGE[] =
     "  check   each fixture against --target, one after another; every difference is printed as\n"
     "          fixture, event (line of the file) and expected vs got; exit 1 on any difference\n"
     "  ab      each fixture against --a, then against --b (one after another: a broadcast of one\n"
-    "          would reach the other's connections); DIFF where the two servers' outcomes differ\n"
-    "          (one matches the recording and the other not, or their first differences from it\n"
-    "          are not the same), with each side's difference; exit 1 when any does\n"
+    "          would reach the other's connections); the recording is only the script of the\n"
+    "          client's actions: a side whose answer differs from it goes on, and the two sides'\n"
+    "          answers are compared with each other event by event (placeholders bound per side,\n"
+    "          keep-alives and batching left out). DIFF lists every event where A's answer is\n"
+    "          not B's (\"as recorded\", the difference, or \"not reached\" when a side stopped:\n"
+    "          a missing answer, a closed socket, a frame beyond the recording); exit 1 when any\n"
     "  load    --copies N copies of every fixture at once at --speed F times the recorded pace;\n"
     "          one JSON line on stdout (sessions, answers/s, latency_us percentiles: from a client\n"
     "          action to each answer compared after it), a summary on stderr; exit 1 when a\n"
@@ -49,6 +54,9 @@ static const char USAGE[] =
     "  --reference      the fixtures were recorded against the real ASP.NET SignalR 2.x server\n"
     "                   (fixtures/legacy/reference): mask the differences listed in\n"
     "                   tests/legacy-ref/README.md (rows 1-4) and nothing else\n"
+    "  --authorization V  send V (e.g. \"Bearer TOKEN\") as the Authorization header where the\n"
+    "                   recording has one (it is always masked as <authorization>); a bearer\n"
+    "                   token also stands for <accessToken> (a service-mode capture's access_token)\n"
     "  --pace F         keep F times the recorded pauses between client actions (check, ab;\n"
     "                   default 0: as fast as the answers come)\n"
     "  --copies N       load: copies of each fixture played at once (default 10)\n"
@@ -112,6 +120,11 @@ static int parse(int argc, char **argv, struct cli *c)
                 return usage_error("%s needs a URL", a);
             *(strcmp(a, "--target") == 0 ? &c->target : strcmp(a, "--a") == 0 ? &c->a : &c->b) = v;
             i++;
+        } else if (strcmp(a, "--authorization") == 0) {
+            if (!v || !*v)
+                return usage_error("%s", "--authorization needs a value (e.g. \"Bearer TOKEN\")");
+            c->o.authorization = v;
+            i++;
         } else if (strcmp(a, "--reference") == 0) {
             c->o.reference = 1;
         } else if (strcmp(a, "--verbose") == 0) {
@@ -171,6 +184,8 @@ static int target_opts(const char *url, const struct rp_opts *base, struct rp_op
 struct result {
     int ok;               /* -1: the fixture could not be read */
     char *failure;
+    char **diffs;         /* keep_going: every difference, placeholders put back */
+    size_t ndiffs;
     long long ms;
     struct rp_stats stats;
 };
@@ -178,7 +193,7 @@ struct result {
 /* Replays one fixture on a loop of its own. */
 static struct result replay_one(const char *file, const struct rp_opts *o)
 {
-    struct result res = {-1, NULL, 0, {0}};
+    struct result res = {-1, NULL, NULL, 0, 0, {0}};
     char *err = NULL;
     char *text = rp_read_file(file, &err);
     struct rp_run r;
@@ -195,7 +210,11 @@ static struct result replay_one(const char *file, const struct rp_opts *o)
     struct rp_run *one = &r;
     rp_run_all(&one, 1, &loop);
     res.ok = r.failure == NULL;
-    res.failure = r.failure ? rp_strdup(r.failure) : NULL;
+    res.failure = r.failure ? (o->keep_going ? rp_run_unbind(&r, r.failure) : rp_strdup(r.failure)) : NULL;
+    res.ndiffs = r.ndiffs;
+    res.diffs = r.ndiffs ? rp_xmalloc(r.ndiffs * sizeof *res.diffs) : NULL;
+    for (size_t i = 0; i < r.ndiffs; i++)
+        res.diffs[i] = rp_run_unbind(&r, r.diffs[i]);
     res.ms = (long long)r.ms;
     res.stats = r.stats;
     if (o->verbose) {
@@ -219,6 +238,14 @@ static void print_result(const char *tag, const char *file, const struct result 
     fflush(stdout);
 }
 
+static void result_free(struct result *res)
+{
+    free(res->failure);
+    for (size_t i = 0; i < res->ndiffs; i++)
+        free(res->diffs[i]);
+    free(res->diffs);
+}
+
 static int run_check(struct cli *c)
 {
     struct rp_opts o;
@@ -233,18 +260,11 @@ static int run_check(struct cli *c)
         }
         print_result("", c->files[i], &res);
         failed += !res.ok;
-        free(res.failure);
+        result_free(&res);
     }
     printf("replay: %d passed, %d failed%s\n", c->nfiles - failed - unreadable, failed + unreadable,
            unreadable ? " (some fixtures could not be read)" : "");
     return unreadable ? 2 : failed ? 1 : 0;
-}
-
-/* The event a failure names ("line 12: ..."), 0 when none. */
-static int failure_line(const char *f)
-{
-    const char *l = f ? strstr(f, "line ") : NULL;
-    return l ? atoi(l + 5) : 0;
 }
 
 static int run_ab(struct cli *c)
@@ -252,6 +272,7 @@ static int run_ab(struct cli *c)
     struct rp_opts oa, ob;
     if (target_opts(c->a, &c->o, &oa) < 0 || target_opts(c->b, &c->o, &ob) < 0)
         return 2;
+    oa.keep_going = ob.keep_going = 1;
     int differ = 0, unreadable = 0;
     for (int i = 0; i < c->nfiles; i++) {
         struct result ra = replay_one(c->files[i], &oa);
@@ -260,18 +281,11 @@ static int run_ab(struct cli *c)
             continue;
         }
         struct result rb = replay_one(c->files[i], &ob);
-        /* The same: both as recorded, or both leaving it with the very same difference. */
-        int same = ra.ok == rb.ok && (ra.ok || strcmp(ra.failure, rb.failure) == 0);
-        int at_same_line = !ra.ok && !rb.ok && failure_line(ra.failure) == failure_line(rb.failure);
-        printf("%s %s: a %s, b %s%s\n", same ? "same" : "DIFF", c->files[i], ra.ok ? "as recorded" : "differs",
-               rb.ok ? "as recorded" : "differs", !same && at_same_line ? " (at the same event, differently)" : "");
-        if (!ra.ok)
-            printf("     a (%s): %s\n", c->a, ra.failure);
-        if (!rb.ok)
-            printf("     b (%s): %s\n", c->b, rb.failure);
-        differ += !same;
-        free(ra.failure);
-        free(rb.failure);
+        struct rp_ab_side sa = {c->a, ra.diffs, ra.ndiffs, ra.failure};
+        struct rp_ab_side sb = {c->b, rb.diffs, rb.ndiffs, rb.failure};
+        differ += rp_ab_report(stdout, c->files[i], &sa, &sb) > 0;
+        result_free(&ra);
+        result_free(&rb);
     }
     printf("ab: %d same, %d differ%s\n", c->nfiles - differ - unreadable, differ,
            unreadable ? " (some fixtures could not be read)" : "");

@@ -16,29 +16,68 @@
 
 enum { PH_ACTIONS, PH_CLOSE_WAIT, PH_FINAL, PH_GRACE, PH_DONE };
 
+static void note_diff(struct rp_run *r, char *text)
+{
+    r->diffs = rp_xrealloc(r->diffs, (r->ndiffs + 1) * sizeof *r->diffs);
+    r->diffs[r->ndiffs++] = text;
+    if (r->o->verbose)
+        fprintf(stderr, "MISMATCH %s\n", text);
+}
+
+static char *vfmt(const char *fmt, va_list ap)
+{
+    va_list again;
+    va_copy(again, ap);
+    int n = vsnprintf(NULL, 0, fmt, again);
+    va_end(again);
+    char *s = rp_xmalloc((size_t)n + 1);
+    vsnprintf(s, (size_t)n + 1, fmt, ap);
+    return s;
+}
+
 void rp_fail(struct rp_run *r, const char *fmt, ...)
 {
     if (r->failure)
         return;
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
+    r->failure = vfmt(fmt, ap);
     va_end(ap);
-    r->failure = rp_xmalloc((size_t)n + 1);
-    va_start(ap, fmt);
-    vsnprintf(r->failure, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    if (r->o->verbose)
+    if (r->o->keep_going)
+        note_diff(r, rp_strdup(r->failure));
+    else if (r->o->verbose)
         fprintf(stderr, "MISMATCH %s\n", r->failure);
+}
+
+int rp_differ(struct rp_run *r, const char *fmt, ...)
+{
+    if (r->failure)
+        return 1;
+    va_list ap;
+    va_start(ap, fmt);
+    char *text = vfmt(fmt, ap);
+    va_end(ap);
+    if (r->o->keep_going) {
+        note_diff(r, text);
+        return 0;
+    }
+    rp_fail(r, "%s", text);
+    free(text);
+    return 1;
 }
 
 int rp_fail_why(struct rp_run *r, char *why, const char *prefix)
 {
     if (!why)
         return 0;
-    rp_fail(r, "%s: %s", prefix, why);
+    int stop = rp_differ(r, "%s: %s", prefix, why);
     free(why);
-    return 1;
+    return stop;
+}
+
+char *rp_run_unbind(const struct rp_run *r, const char *text)
+{
+    return rp_unbind(&r->b, text);
 }
 
 void rp_answered(struct rp_run *r)
@@ -65,6 +104,8 @@ int rp_run_init(struct rp_run *r, const char *text, const char *name, const stru
     if (rp_fixture_parse(text, name, &r->fx, err) < 0)
         return -1;
     r->b.shared_cursors = o->reference;
+    if (o->authorization && strncmp(o->authorization, "Bearer ", 7) == 0)
+        free(rp_bind(&r->b, "<accessToken>", o->authorization + 7));
     r->ws = calloc(r->fx.nstreams + 1, sizeof *r->ws);
     for (size_t s = 0; s < r->fx.nstreams; s++) {
         r->ws[s].r = r;
@@ -99,6 +140,9 @@ void rp_run_free(struct rp_run *r)
     rp_bindings_free(&r->b);
     rp_fixture_free(&r->fx);
     free(r->failure);
+    for (size_t i = 0; i < r->ndiffs; i++)
+        free(r->diffs[i]);
+    free(r->diffs);
     memset(r, 0, sizeof *r);
 }
 
@@ -224,8 +268,19 @@ static char *with_message_id(const char *s, const char *cursor)
 
 static const char *const SENT_REQUEST_HEADERS[] = {"content-type", "accept", "user-agent", "x-requested-with", NULL};
 
+/* --authorization: where the recording has the header (always masked), that value. */
+static void add_authorization(const struct rp_run *r, const struct rp_event *e, struct rp_buf *h)
+{
+    if (!r->o->authorization || !rp_ev_header(e, "authorization"))
+        return;
+    rp_buf_adds(h, "Authorization: ");
+    rp_buf_adds(h, r->o->authorization);
+    rp_buf_adds(h, "\r\n");
+}
+
 static int add_origin(struct rp_run *r, const struct rp_event *e, struct rp_buf *h)
 {
+    add_authorization(r, e, h);
     const char *origin = rp_ev_header(e, "origin");
     if (!origin)
         return 0;
@@ -393,6 +448,8 @@ static void close_socket(struct rp_run *r, size_t evi)
     const struct rp_event *e = &r->fx.ev[evi];
     struct rp_ws_state *st = ws_state(r, e->ws);
     if (!st || !st->exists)
+        return;
+    if (st->closed && st->close_raced)
         return;
     if (st->closed) {
         char *d = rp_describe(e);

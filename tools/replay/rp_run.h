@@ -23,6 +23,8 @@ struct rp_opts {
     int reference;           /* recorded against the real 2.x server: its listed differences masked */
     int verbose;
     int foreign_pushes;      /* load: hub calls that are not the next recorded item are left out */
+    int keep_going;          /* ab: a different answer is noted (rp_run.diffs) and the run goes on */
+    const char *authorization; /* sent where the recording has <authorization>; "Bearer T" also binds <accessToken> */
 };
 
 struct rp_stats {
@@ -38,7 +40,9 @@ struct rp_run {
     const struct rp_opts *o;
     struct rp_loop *loop;
     struct rp_bindings b;
-    char *failure;              /* the first difference, NULL while none */
+    char *failure;              /* the first difference, NULL while none (keep_going: what stopped it) */
+    char **diffs;               /* keep_going: every difference in order, the stopping one last */
+    size_t ndiffs;
     struct rp_stats stats;
     size_t k;                   /* next event */
     int phase;
@@ -66,6 +70,9 @@ int rp_run_step(struct rp_run *r);
 /* The time (rp_now_ms) by which the run wants rp_run_step again, -1 when only I/O matters. */
 int64_t rp_run_wake(const struct rp_run *r);
 void rp_run_free(struct rp_run *r);
+/* A copy of text with this run's bound values put back as their placeholders (caller frees), so
+ * that two runs' differences compare whatever ids each server minted. */
+char *rp_run_unbind(const struct rp_run *r, const char *text);
 
 /* Runs the given runs on their loop until all have finished. */
 void rp_run_all(struct rp_run **runs, size_t n, struct rp_loop *loop);

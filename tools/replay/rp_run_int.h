@@ -20,6 +20,7 @@ struct rp_ws_state {
     size_t frames_seen;       /* Core: server frames so far (the first carries the handshake answer) */
     size_t answer_ev;         /* the recorded ws-accepted / ws-refused, RP_NONE when none */
     int exists, client_closed, closed;
+    int close_raced;          /* Core: the server closed after its Close record, the recording has the client close */
 };
 
 struct rp_req {
@@ -36,7 +37,11 @@ struct rp_req {
 
 /* Records the first difference (formatted). */
 void rp_fail(struct rp_run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Takes a reason string from a comparison (NULL: nothing) and fails with "prefix: why". */
+/* A different answer: keep_going notes it and returns 0 (the caller takes the answer as given);
+ * otherwise the run fails and 1 is returned. */
+int rp_differ(struct rp_run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Takes a reason string from a comparison (NULL: nothing) and fails with "prefix: why"; under
+ * keep_going the difference is noted and 0 returned, as with rp_differ. */
 int rp_fail_why(struct rp_run *r, char *why, const char *prefix);
 /* One server answer compared: counted, and its latency recorded in load mode. */
 void rp_answered(struct rp_run *r);

@@ -275,8 +275,22 @@ static void test_core_fixture(void)
     rp_fixture_free(&fx);
 }
 
+/* ab: each side's differences with its own bound values put back as placeholders. */
+static void test_unbind(void)
+{
+    struct rp_bindings b = {0};
+    CHECK(rp_bind(&b, "<connectionToken>", "tok-AAAA") == NULL);
+    CHECK(rp_bind(&b, "<connectionId>", "tok-AAAA-long") == NULL);
+    CHECK(rp_bind(&b, "<cursor:1.1>", "7") == NULL);
+    char *u = rp_unbind(&b, "got \"tok-AAAA-long echoed\" for tok-AAAA at 7");
+    CHECK(strcmp(u, "got \"<connectionId> echoed\" for <connectionToken> at 7") == 0);
+    free(u);
+    rp_bindings_free(&b);
+}
+
 int main(void)
 {
+    test_unbind();
     test_core_records();
     test_core_fixture();
     test_exact_numbers();

@@ -65,18 +65,23 @@ const BACKEND_ID = "Zb3_-Qx9aaaaaaaaaaaaaa";
 //   sameCursor the pushes' frame with the welcome frame's cursor
 //   wrongClose the server closes the reconnected socket with 1011
 //   changedByte one byte of the hub result's text differs
+//   otherIds   another connection token and backend id (what placeholders stand for)
+// Several at once: joined with "+" ("swapped+changedByte").
 async function fakeServer(how) {
+    const hows = how.split("+");
+    const is = (k) => hows.includes(k);
+    const token = is("otherIds") ? "other-token-2" : TOKEN, backendId = is("otherIds") ? "Qq9_otherBackendIdxxxx" : BACKEND_ID;
     const seen = { messageId: null, token: null, origin: null, echoArg: null };
     let live = null;
     const httpServer = http.createServer((req, res) => {
         const url = new URL(req.url, "http://x");
         if (url.pathname === "/signalr/negotiate") {
-            const big = how === "rounded" ? "9007199254740992" : "9007199254740993";
+            const big = is("rounded") ? "9007199254740992" : "9007199254740993";
             res.writeHead(200, { "content-type": "application/json; charset=UTF-8" });
-            res.end(`{"Url":"/signalr","ConnectionToken":${JSON.stringify(TOKEN)},"ConnectionId":"cid-1","Big":${big}}`);
+            res.end(`{"Url":"/signalr","ConnectionToken":${JSON.stringify(token)},"ConnectionId":"cid-1","Big":${big}}`);
         } else if (url.pathname === "/signalr/abort") {
             res.writeHead(200, { "content-type": "text/plain" }).end();
-            setTimeout(() => live?.close(how === "wrongClose" ? 1011 : 1000), 20);
+            setTimeout(() => live?.close(is("wrongClose") ? 1011 : 1000), 20);
         } else {
             res.writeHead(404).end();
         }
@@ -89,34 +94,34 @@ async function fakeServer(how) {
         wss.handleUpgrade(req, socket, head, (ws) => {
             live = ws;
             const send = (v) => ws.send(typeof v === "string" ? v : JSON.stringify(v));
-            const w = { H: "h", M: "welcome", A: [BACKEND_ID] };
+            const w = { H: "h", M: "welcome", A: [backendId] };
             if (url.pathname === "/signalr/connect") {
-                if (how === "batched") {
+                if (is("batched")) {
                     send({ C: "c-1", S: 1, M: [w] });
-                } else if (how === "noInit") {
+                } else if (is("noInit")) {
                     send({ C: "c-1", M: [w] });
                 } else {
                     send({ C: "c-0", S: 1, M: [] });
-                    if (how === "keepalives") send("{}");
+                    if (is("keepalives")) send("{}");
                     send({ C: "c-1", M: [w] });
                 }
                 ws.on("message", (data) => {
                     const msg = JSON.parse(data.toString());
                     seen.echoArg = msg.A[0];
-                    const notes = how === "swapped" ? [note(2), note(1)] : [note(1), note(2)];
-                    if (how === "split") {
+                    const notes = is("swapped") ? [note(2), note(1)] : [note(1), note(2)];
+                    if (is("split")) {
                         send({ C: "c-2", M: [notes[0]] });
                         send({ C: "c-3", M: [notes[1]] });
                     } else {
-                        if (how === "keepalives") send("{}");
-                        send({ C: how === "sameCursor" ? "c-1" : "c-3", M: notes });
+                        if (is("keepalives")) send("{}");
+                        send({ C: is("sameCursor") ? "c-1" : "c-3", M: notes });
                     }
-                    const echoed = how === "changedByte" ? "echoeD" : "echoed";
-                    send(how === "numberId" ? `{"R":"${msg.A[0]} ${echoed}","I":0}` : `{"R":"${msg.A[0]} ${echoed}","I":"0"}`);
+                    const echoed = is("changedByte") ? "echoeD" : "echoed";
+                    send(is("numberId") ? `{"R":"${msg.A[0]} ${echoed}","I":0}` : `{"R":"${msg.A[0]} ${echoed}","I":"0"}`);
                 });
             } else {
                 seen.messageId = url.searchParams.get("messageId");
-                if (how !== "noReplay") send({ C: "c-4", M: [note(3)] });
+                if (!is("noReplay")) send({ C: "c-4", M: [note(3)] });
             }
         });
     });
@@ -228,29 +233,41 @@ async function withFixtureFile(fn) {
     }
 }
 
-test("ab: two servers that answer alike are the same; where one differs it is named, exit 1", async () => {
-    const servers = await Promise.all(["as recorded", "batched", "changedByte", "changedByte", "numberId"].map((how) => fakeServer(how)));
-    const [good, rebatched, changed, changedToo, numberId] = servers.map((s) => s.target);
+test("ab: the two live sessions compared with each other, every point where they differ", async () => {
+    const hows = ["as recorded", "batched", "changedByte", "changedByte+otherIds", "numberId", "swapped+changedByte"];
+    const servers = await Promise.all(hows.map((how) => fakeServer(how)));
+    const [good, rebatched, changed, changedOtherIds, numberId, twoChanges] = servers.map((s) => s.target);
+    const points = (stdout) => [...stdout.matchAll(/^ {5}(line \d+|beyond the recording):$/gm)].map((m) => m[1]);
     try {
         await withFixtureFile(async (file) => {
+            // Identical (batching differs: left out): the same.
             let run = await runReplay(["ab", "--a", good, "--b", rebatched, "--grace", "100", file]);
             assert.equal(run.code, 0, run.stdout + run.stderr);
-            assert.match(run.stdout, /^same .*fixture\.jsonl: a as recorded, b as recorded$/m);
+            assert.match(run.stdout, /^same .*fixture\.jsonl: a and b answer alike \(as recorded\)$/m);
             assert.match(run.stdout, /ab: 1 same, 0 differ/);
+            // One answer differs: exactly that point, each side's account of it.
             run = await runReplay(["ab", "--a", good, "--b", changed, "--grace", "100", file]);
             assert.equal(run.code, 1, run.stdout + run.stderr);
-            assert.match(run.stdout, /^DIFF .*fixture\.jsonl: a as recorded, b differs$/m);
-            assert.ok(run.stdout.includes(`b (${changed}): line 10:`), run.stdout);
-            assert.match(run.stdout, /expected "<backendId:1> echoed", got "Zb3_-Qx9aaaaaaaaaaaaaa echoeD"/);
+            assert.match(run.stdout, /^DIFF .*fixture\.jsonl: a \(.*\) and b \(.*\) differ at 1 point$/m);
+            assert.deepEqual(points(run.stdout), ["line 10"], run.stdout);
+            assert.match(run.stdout, /^ {7}a: as recorded$/m);
+            assert.match(run.stdout, /^ {7}b: line 10: .*got "<backendId:1> echoeD"/m);
             assert.match(run.stdout, /ab: 0 same, 1 differ/);
-            // Both leave the recording with the very same difference: the same.
-            run = await runReplay(["ab", "--a", changed, "--b", changedToo, "--grace", "100", file]);
+            // A differs from the recording but equals B (with other ids: placeholders bound per side): the same.
+            run = await runReplay(["ab", "--a", changed, "--b", changedOtherIds, "--grace", "100", file]);
             assert.equal(run.code, 0, run.stdout + run.stderr);
-            assert.match(run.stdout, /^same .*: a differs, b differs$/m);
+            assert.match(run.stdout, /^same .*: a and b answer alike \(both differ from the recording the same way at 1 point\)$/m);
+            // Two differences on one side: the run goes on past the first, both are reported.
+            run = await runReplay(["ab", "--a", good, "--b", twoChanges, "--grace", "100", file]);
+            assert.equal(run.code, 1, run.stdout + run.stderr);
+            assert.deepEqual(points(run.stdout), ["line 9", "line 10"], run.stdout);
+            assert.match(run.stdout, /differ at 2 points$/m);
             // At the same event, differently: "echoeD" vs a numeric invocation id.
             run = await runReplay(["ab", "--a", changed, "--b", numberId, "--grace", "100", file]);
             assert.equal(run.code, 1, run.stdout + run.stderr);
-            assert.match(run.stdout, /^DIFF .*: a differs, b differs \(at the same event, differently\)$/m);
+            assert.deepEqual(points(run.stdout), ["line 10"], run.stdout);
+            assert.match(run.stdout, /^ {7}a: line 10: .*echoeD/m);
+            assert.match(run.stdout, /^ {7}b: line 10: /m);
         });
     } finally {
         for (const s of servers) await s.close();
