@@ -110,6 +110,25 @@ static int header_is(const char *line, size_t len, const char *name, const char 
     return 1;
 }
 
+/* The header line after the one that ends at *cursor (the status line's '\n' first) in
+ * p[0..end): its start, and its length without the CR in *len; NULL after the last. *cursor moves
+ * to the line's end. The empty line closing the head comes too (it matches no header name). */
+static const char *next_header_line(const char *p, size_t end, const char **cursor, size_t *len)
+{
+    const char *line = *cursor;
+    if (!line || (size_t)(line + 1 - p) >= end)
+        return NULL;
+    line++;
+    const char *eol = memchr(line, '\n', end - (size_t)(line - p));
+    if (!eol)
+        return NULL;
+    *len = (size_t)(eol - line);
+    if (*len > 0 && line[*len - 1] == '\r')
+        (*len)--;
+    *cursor = eol;
+    return line;
+}
+
 long lg_http_parse_head(const char *p, size_t n, struct lg_http_resp *out, const char **detail)
 {
     size_t end = head_end(p, n);
@@ -129,15 +148,9 @@ long lg_http_parse_head(const char *p, size_t n, struct lg_http_resp *out, const
     }
     out->status = (p[9] - '0') * 100 + (p[10] - '0') * 10 + (p[11] - '0');
 
-    const char *line = memchr(p, '\n', end);
-    while (line && (size_t)(line + 1 - p) < end - 2) {
-        line++;
-        const char *eol = memchr(line, '\n', end - (size_t)(line - p));
-        if (!eol)
-            break;
-        size_t len = (size_t)(eol - line);
-        if (len > 0 && line[len - 1] == '\r')
-            len--;
+    const char *cursor = memchr(p, '\n', end), *line;
+    size_t len;
+    while ((line = next_header_line(p, end, &cursor, &len))) {
         const char *v;
         size_t vlen;
         if (header_is(line, len, "Content-Length", &v, &vlen)) {
@@ -166,7 +179,6 @@ long lg_http_parse_head(const char *p, size_t n, struct lg_http_resp *out, const
         } else if (header_is(line, len, "Upgrade", &v, &vlen)) {
             out->upgrade_websocket = vlen == 9 && strncasecmp(v, "websocket", 9) == 0;
         }
-        line = eol;
     }
     return (long)end;
 }
@@ -260,15 +272,9 @@ int lg_http_body(const struct lg_http_resp *resp, char *p, size_t n, int eof, ch
 
 int lg_http_header(const char *p, size_t head_len, const char *name, char *out, size_t cap)
 {
-    const char *line = memchr(p, '\n', head_len);
-    while (line && (size_t)(line + 1 - p) < head_len) {
-        line++;
-        const char *eol = memchr(line, '\n', head_len - (size_t)(line - p));
-        if (!eol)
-            break;
-        size_t len = (size_t)(eol - line);
-        if (len > 0 && line[len - 1] == '\r')
-            len--;
+    const char *cursor = memchr(p, '\n', head_len), *line;
+    size_t len;
+    while ((line = next_header_line(p, head_len, &cursor, &len))) {
         const char *v;
         size_t vlen;
         if (header_is(line, len, name, &v, &vlen)) {
@@ -280,7 +286,6 @@ int lg_http_header(const char *p, size_t head_len, const char *name, char *out, 
             out[vlen] = '\0';
             return 1;
         }
-        line = eol;
     }
     return 0;
 }
