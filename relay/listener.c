@@ -362,6 +362,10 @@ bool listener_open(struct listener *l, const char *address, int port)
 
 void listener_close(struct listener *l)
 {
+    /* First heads still being read are given up here, while the event loop they are watched on
+     * still exists (relay_destroy closes the listener before the loop). */
+    while (l->reading.next && !list_is_empty(&l->reading))
+        request_head_abort(&list_container_of(l->reading.next, struct head_wait, node)->head); /* frees it */
     stop_watching(l);
     if (l->resume.cb)
         timer_cancel(&l->resume);
@@ -373,8 +377,6 @@ void listener_close(struct listener *l)
 void listener_free(struct listener *l)
 {
     listener_close(l);
-    while (!list_is_empty(&l->reading))
-        request_head_abort(&list_container_of(l->reading.next, struct head_wait, node)->head); /* frees it */
     struct dict_iter it;
     struct dict_entry *e;
     dict_iter_begin(&it, &l->conns);

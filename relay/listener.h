@@ -75,7 +75,8 @@ void listener_init(struct listener *l, struct loop *loop, const uint8_t seed[DIC
 /* Binds and listens on address:port and starts accepting on loop->ev into
  * loop->vhost (both made by loop_create_context). False (logged) on failure. */
 bool listener_open(struct listener *l, const char *address, int port);
-/* Stops accepting and closes the socket (connections stay). */
+/* Stops accepting and closes the socket; connections still sending their first request head are
+ * closed (the others stay). Must run while the event loop exists. */
 void listener_close(struct listener *l);
 /* Frees what is left once lws has destroyed every connection. */
 void listener_free(struct listener *l);

@@ -56,9 +56,11 @@ const halfway = net.createServer((socket) => {
             socket.end(`HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: ${NEGOTIATE_BODY.length}\r\n\r\n${NEGOTIATE_BODY}`);
     });
 });
+let halfwayPort = null;
+const listenHalfway = async () => (halfwayPort ??= await listen(halfway));
 after(async () => {
     for (const s of halfSockets) s.destroy();
-    await closeServer(halfway);
+    if (halfwayPort !== null) await closeServer(halfway);
 });
 
 const TIMED_OUT = `did not answer within ${BACKEND_TIMEOUT_S} s`;
@@ -67,7 +69,7 @@ const LWS_TIMEOUT_MS = 20000;
 for (const which of ["silent", "halfway"]) {
     test(`skip-negotiation client, backend ${which === "silent" ? "silent" : "silent on the WebSocket upgrade"}: ` +
         "a handshake error naming the hub after --backend-timeout", async () => {
-        const port = which === "silent" ? await listenSilent() : await listen(halfway);
+        const port = which === "silent" ? await listenSilent() : await listenHalfway();
         const relay = await startRelay(["--hub", `stuck=http://127.0.0.1:${port}/chat`, "--backend-timeout", String(BACKEND_TIMEOUT_S)]);
         try {
             const started = Date.now();
@@ -85,8 +87,11 @@ for (const which of ["silent", "halfway"]) {
     });
 }
 
-test("legacy connection, backend silent: /start fails naming the hub after --backend-timeout", async () => {
-    const port = await listenSilent();
+// Legacy negotiate asks the backend first (relay/legacy_authorize.c): a backend silent from its first
+// byte is answered there (504, legacy-authorize.test.mjs); one that answers the negotiate and never
+// the hub link's WebSocket upgrade fails the link, and /start says so.
+test("legacy connection, backend silent on the link: /start fails naming the hub after --backend-timeout", async () => {
+    const port = await listenHalfway();
     const relay = await startRelay(["--hub", `stuck=http://127.0.0.1:${port}/chat`, "--backend-timeout", String(BACKEND_TIMEOUT_S)]);
     const base = `${relay.url}/signalr`;
     const data = encodeURIComponent(JSON.stringify([{ name: "stuck" }]));

@@ -1,29 +1,47 @@
 // A legacy connection whose hub's backend fails (issue 10, defect 6: "answer 502/504 with a text body
-// naming the hub, on every path"). The connect itself (SSE, long polling, WebSocket) is answered at
-// once, as the original server does; /start waits for the hub links and then answers 504 when the
-// backend accepted TCP and never answered within --backend-timeout, 502 when it refused the
-// connection or closed it, each with a text naming the hub. (The relay answered 500 to all of them.)
+// naming the hub, on every path"). Legacy negotiate asks each hub's backend first (a Core negotiate,
+// relay/legacy_authorize.c), so these backends answer that and fail only on the hub link that
+// follows. The connect itself (SSE, long polling, WebSocket) is answered at once, as the original
+// server does; /start waits for the hub links and then answers 504 when the backend never answered
+// the link within --backend-timeout, 502 when it refused the connection or closed it, each with a
+// text naming the hub. (The relay answered 500 to all of them.) A backend that fails the negotiate
+// itself is answered at legacy negotiate (legacy-authorize.test.mjs).
 import { test, before, after } from "../../lib/test.mjs";
 import assert from "node:assert/strict";
 import http from "node:http";
 import net from "node:net";
-import { WebSocket, httpRequest, listen, closeServer, freePort, pollUntil, metrics, withTimeout } from "../lib.mjs";
+import { WebSocket, httpRequest, listen, closeServer, pollUntil, metrics, withTimeout } from "../lib.mjs";
 import { startRelay } from "../../lib/process.mjs";
 
 const BACKEND_TIMEOUT_S = 2;
+const NEGOTIATE_BODY = JSON.stringify({ negotiateVersion: 1, connectionId: "late-id", connectionToken: "late-token",
+    availableTransports: [{ transport: "WebSockets", transferFormats: ["Text", "Binary"] }] });
 const sockets = [];
-// Accepts TCP and never answers.
-const silent = net.createServer((socket) => { sockets.push(socket); socket.on("error", () => {}); });
-// Accepts TCP and closes the connection at once.
-const slamming = net.createServer((socket) => { socket.on("error", () => {}); socket.destroy(); });
+// Answers every negotiate (POST) at once; any other request gets `other(socket)`.
+const negotiating = (other) => net.createServer((socket) => {
+    sockets.push(socket);
+    socket.on("error", () => {});
+    let data = "";
+    socket.on("data", (d) => {
+        data += d.toString("latin1");
+        if (!/\r\n\r\n/.test(data)) return;
+        if (data.startsWith("POST "))
+            socket.end(`HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: ${NEGOTIATE_BODY.length}\r\n\r\n${NEGOTIATE_BODY}`);
+        else
+            other(socket);
+    });
+});
+const silent = negotiating(() => {}); // never answers the WebSocket upgrade
+const slamming = negotiating((socket) => socket.destroy()); // closes it at once
+const vanishing = negotiating(() => {}); // stops listening after the negotiate: the link is refused
 let relay;
 
 before(async () => {
     const silentPort = await listen(silent);
     const slamPort = await listen(slamming);
-    const deadPort = await freePort(); // nothing listens there: connections are refused
+    const gonePort = await listen(vanishing);
     relay = await startRelay(["--hub", `stuck=http://127.0.0.1:${silentPort}/chat`,
-        "--hub", `slam=http://127.0.0.1:${slamPort}/chat`, "--hub", `gone=http://127.0.0.1:${deadPort}/chat`,
+        "--hub", `slam=http://127.0.0.1:${slamPort}/chat`, "--hub", `gone=http://127.0.0.1:${gonePort}/chat`,
         "--backend-timeout", String(BACKEND_TIMEOUT_S)]);
 });
 
@@ -32,6 +50,7 @@ after(async () => {
     for (const s of sockets) s.destroy();
     await closeServer(silent);
     await closeServer(slamming);
+    if (vanishing.listening) await closeServer(vanishing);
 });
 
 // negotiate, then connect over `transport`; resolves with the query /start takes and a closer.
@@ -40,6 +59,10 @@ async function connect(hub, transport) {
     const data = encodeURIComponent(JSON.stringify([{ name: hub }]));
     const neg = await httpRequest("GET", `${base}/negotiate?clientProtocol=2.1&connectionData=${data}`);
     assert.equal(neg.status, 200, neg.body);
+    if (hub === "gone") { // the backend goes away between negotiate and connect
+        for (const s of sockets) s.destroy();
+        await closeServer(vanishing);
+    }
     const query = `transport=${transport}&clientProtocol=2.1&connectionToken=` +
         `${encodeURIComponent(JSON.parse(neg.body).ConnectionToken)}&connectionData=${data}`;
     if (transport === "webSockets") {
