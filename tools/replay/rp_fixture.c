@@ -324,6 +324,18 @@ static void core_frame(struct rp_fixture *fx, struct rp_stream *s, struct rp_fra
     }
 }
 
+/* f, the server frame of event e, joins its stream's expected frames. */
+static void append_frame(struct rp_stream *s, struct rp_event *e, struct rp_frame *f)
+{
+    if (s->nframes == s->capframes) {
+        s->capframes = s->capframes ? s->capframes * 2 : 16;
+        s->frames = rp_xrealloc(s->frames, s->capframes * sizeof *s->frames);
+    }
+    s->frames[s->nframes++] = f;
+    e->frame = f;
+    e->done = f->done;
+}
+
 /* What a recorded s2c frame expects (ExpectedStream.addFrame). */
 static void add_frame(struct rp_fixture *fx, size_t evi)
 {
@@ -364,13 +376,7 @@ static void add_frame(struct rp_fixture *fx, size_t evi)
     /* Keep-alives come as time allows; an empty plain frame says nothing either. */
     if (f->keepalive || (f->persistent && f->start == f->end && !f->special) || (fx->door_core && f->start == f->end))
         f->done = 1;
-    if (s->nframes == s->capframes) {
-        s->capframes = s->capframes ? s->capframes * 2 : 16;
-        s->frames = rp_xrealloc(s->frames, s->capframes * sizeof *s->frames);
-    }
-    s->frames[s->nframes++] = f;
-    e->frame = f;
-    e->done = f->done;
+    append_frame(s, e, f);
 }
 
 /* A Core event stream's event: its records expected on the stream's own sequence (ws -id). */
@@ -386,13 +392,7 @@ static void add_core_event(struct rp_fixture *fx, size_t evi)
     core_frame(fx, s, f, e->data, NULL);
     f->end = s->nitems;
     f->done = f->start == f->end;
-    if (s->nframes == s->capframes) {
-        s->capframes = s->capframes ? s->capframes * 2 : 16;
-        s->frames = rp_xrealloc(s->frames, s->capframes * sizeof *s->frames);
-    }
-    s->frames[s->nframes++] = f;
-    e->frame = f;
-    e->done = f->done;
+    append_frame(s, e, f);
 }
 
 static int check_session(const cJSON *session, const char *name, struct rp_fixture *fx, char **err)
