@@ -157,31 +157,30 @@ node_passed=${node_passed:-0} node_failed=${node_failed:-0}
 if [ "$node_status" -ne 0 ] && [ "$node_failed" -eq 0 ]; then node_failed=1; fi
 if [ "$node_passed" -eq 0 ] && [ "$node_failed" -eq 0 ]; then node_failed=1; fi
 passed=$((passed + node_passed)) failed=$((failed + node_failed))
+# A .NET client run's result lines, and its "N passed, M failed" added to the totals; a run that
+# failed without a count, or counted nothing, is one failure.
+count_client_run() { # LOG EXIT_STATUS RESULT_LINE_PATTERN
+    local log=$1 status=$2 p f
+    grep -E "$3" "$log"
+    p="$(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\1/p' "$log" | tail -n 1)"
+    f="$(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\2/p' "$log" | tail -n 1)"
+    p=${p:-0} f=${f:-0}
+    if [ "$status" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; tail -20 "$log"; fi
+    if [ "$p" -eq 0 ] && [ "$f" -eq 0 ]; then f=1; fi
+    passed=$((passed + p)) failed=$((failed + f))
+}
+
 # The stock .NET client (Microsoft.AspNetCore.SignalR.Client), JSON and MessagePack.
 if [ -z "${SERVICE_TESTS:-}" ]; then
     dotnet_log="$log_dir/dotnet-client.log"
     APP_URL=$APP_URL timeout 180 dotnet "$DOTNET_CLIENT_DIR/bin/Release/net10.0/signalr-service-client-dotnet.dll" \
         >"$dotnet_log" 2>&1
-    dotnet_status=$?
-    grep -E "^(ok|FAILED) " "$dotnet_log"
-    d_passed="$(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\1/p' "$dotnet_log" | tail -n 1)"
-    d_failed="$(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\2/p' "$dotnet_log" | tail -n 1)"
-    d_passed=${d_passed:-0} d_failed=${d_failed:-0}
-    if [ "$dotnet_status" -ne 0 ] && [ "$d_failed" -eq 0 ]; then d_failed=1; tail -20 "$dotnet_log"; fi
-    if [ "$d_passed" -eq 0 ] && [ "$d_failed" -eq 0 ]; then d_failed=1; fi
-    passed=$((passed + d_passed)) failed=$((failed + d_failed))
+    count_client_run "$dotnet_log" $? "^(ok|FAILED) "
     # The stock legacy .NET client (Microsoft.AspNet.SignalR.Client 2.4.2) at the relay's /signalr.
     legacy_log="$log_dir/legacy-dotnet-client.log"
     RELAY_URL=$RELAY_URL APP_URL=$APP_URL timeout 200 dotnet \
         "$LEGACY_DOTNET_DIR/bin/Release/net10.0/signalr-service-legacy-dotnet.dll" >"$legacy_log" 2>&1
-    legacy_status=$?
-    grep -E "^(PASS|FAIL) " "$legacy_log"
-    l_passed="$(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\1/p' "$legacy_log" | tail -n 1)"
-    l_failed="$(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\2/p' "$legacy_log" | tail -n 1)"
-    l_passed=${l_passed:-0} l_failed=${l_failed:-0}
-    if [ "$legacy_status" -ne 0 ] && [ "$l_failed" -eq 0 ]; then l_failed=1; tail -20 "$legacy_log"; fi
-    if [ "$l_passed" -eq 0 ] && [ "$l_failed" -eq 0 ]; then l_failed=1; fi
-    passed=$((passed + l_passed)) failed=$((failed + l_failed))
+    count_client_run "$legacy_log" $? "^(PASS|FAIL) "
 fi
 if ! kill -0 "$APP_PID" 2>/dev/null; then
     echo "FAILED  the suite's app (pid $APP_PID) stopped during the run; its log:"; tail -20 "$APP_LOG"
