@@ -215,6 +215,7 @@ struct capture_file *capfile_new(struct capture *cap, bool legacy, const char *l
     f->t0 = clock_now_ms();
     buf_init(&f->pending);
     mask_table_init(&f->names, cap->seed);
+    mask_table_share(&f->names, &cap->backend_ids);
     list_push_back(&cap->files, &f->link);
     cap->loop->stats.capture_files++;
     cJSON *o = capfile_event(f, "session");
@@ -223,6 +224,8 @@ struct capture_file *capfile_new(struct capture *cap, bool legacy, const char *l
     cJSON_AddStringToObject(o, "door", legacy ? "legacy" : "core");
     cJSON_AddStringToObject(o, "label", label);
     cJSON_AddStringToObject(o, "upstream", cap->loop->cfg->service_key_count ? "service" : "proxy");
+    /* Unix ms of t=0, on one clock for all of this relay's files: start + t orders their lines. */
+    capfile_add_uint(o, "start", cap->epoch_ms + (f->t0 - cap->mono_ms));
     capfile_emit(f, o);
     return f;
 }
@@ -310,12 +313,17 @@ struct capture *capture_new(struct loop *loop, const char *dir, char *err, size_
         return NULL;
     }
     cap->rng |= 1; /* xorshift never leaves 0 */
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    cap->mono_ms = clock_now_ms();
+    cap->epoch_ms = (uint64_t)now.tv_sec * 1000u + (uint64_t)now.tv_nsec / 1000000u;
     cap->loop = loop;
     cap->dir_bytes = directory_bytes(cap->dir);
     cap->skip_log.interval_ms = 60000;
     cap->drop_log.interval_ms = 60000;
     dict_init(&cap->conns, cap->seed);
     dict_init(&cap->tokens, cap->seed);
+    mask_shared_init(&cap->backend_ids, cap->seed);
     list_init_head(&cap->files);
     timer_entry_init(&cap->tick, tick);
     loop_timer_schedule(loop, &cap->tick, clock_now_ms() + CAPTURE_TICK_MS);
@@ -343,6 +351,7 @@ void capture_free(struct capture *cap)
                  (unsigned long long)ws.open_failures, (unsigned long long)ws.write_failures);
     dict_free(&cap->conns);
     dict_free(&cap->tokens);
+    mask_shared_free(&cap->backend_ids); /* after the files, which forget their ids in it */
     buf_free(&cap->scratch);
     free(cap->dir);
     free(cap);

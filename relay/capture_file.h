@@ -65,10 +65,13 @@ struct capture {
     struct list_node files;
     struct timer_entry tick;
     uint64_t seq, rng;
+    uint64_t epoch_ms;           /* the Unix time (ms) when clock_now_ms() read mono_ms: each */
+    uint64_t mono_ms;            /* file's "start" is on this one clock, so files can be merged */
     struct log_limit skip_log, drop_log;
     uint8_t seed[DICT_SEED_LEN];
     char line[8192];             /* capfile_emit prints a line here when it fits */
     struct buf scratch;          /* capture_events.c: a body being masked */
+    struct mask_shared backend_ids; /* every file's backend ids, one number each */
 };
 
 static inline struct capture *capture_of_wsi(struct lws *wsi)

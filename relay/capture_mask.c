@@ -21,6 +21,13 @@ struct mask_name {
     char value[];
 };
 
+struct mask_shared_id {
+    struct dict_entry entry;          /* shared->ids */
+    struct mask_shared_id *next;      /* owner->owned */
+    unsigned k;
+    char value[];
+};
+
 static const char *const family_names[MASK_FAMILY_COUNT] = {
     "connectionToken", "connectionId", "accessToken", "cursor", "groupsToken", "backendId",
 };
@@ -32,8 +39,52 @@ void mask_table_init(struct mask_table *t, const uint8_t seed[DICT_SEED_LEN])
     t->tail = &t->head;
 }
 
+void mask_shared_init(struct mask_shared *s, const uint8_t seed[DICT_SEED_LEN])
+{
+    dict_init(&s->ids, seed);
+    s->next = 0;
+}
+
+void mask_shared_free(struct mask_shared *s)
+{
+    dict_free(&s->ids);
+}
+
+void mask_table_share(struct mask_table *t, struct mask_shared *shared)
+{
+    t->shared = shared;
+}
+
+/* The relay-wide number of a backend id (a new one on first sight, owned by t), 0 when out of memory. */
+static unsigned shared_number(struct mask_table *t, const char *value, size_t len)
+{
+    struct dict_entry *e = dict_find(&t->shared->ids, span_make(value, len));
+    if (e)
+        return list_container_of(e, struct mask_shared_id, entry)->k;
+    struct mask_shared_id *id = malloc(sizeof *id + len + 1);
+    if (!id)
+        return 0;
+    memcpy(id->value, value, len);
+    id->value[len] = '\0';
+    id->k = t->shared->next + 1;
+    if (dict_insert(&t->shared->ids, &id->entry, span_make(id->value, len)) != DICT_OK) {
+        free(id);
+        return 0;
+    }
+    t->shared->next++;
+    id->next = t->owned;
+    t->owned = id;
+    return id->k;
+}
+
 void mask_table_free(struct mask_table *t)
 {
+    while (t->owned) {
+        struct mask_shared_id *id = t->owned;
+        t->owned = id->next;
+        dict_remove(&t->shared->ids, &id->entry);
+        free(id);
+    }
     struct mask_name *n = t->head;
     while (n) {
         struct mask_name *next = n->next;
@@ -79,6 +130,11 @@ const char *mask_name_for(struct mask_table *t, enum mask_family family, const c
     if (!n)
         return NULL;
     unsigned k = ++t->counts[family];
+    if (family == MASK_BACKEND_ID && t->shared && (k = shared_number(t, value, len)) == 0) {
+        t->counts[family]--;
+        free(n);
+        return NULL;
+    }
     name_placeholder(n, family, k);
     n->secret = secret && len >= MASK_SECRET_MIN_LEN;
     n->listed = true;
@@ -176,8 +232,34 @@ static const struct mask_name *first_secret(const struct mask_table *t, const ch
     return best;
 }
 
+static bool is_base64url(char c)
+{
+    return isalnum((unsigned char)c) || c == '-' || c == '_';
+}
+
+/* Backend ids another file learned, standing alone in text (a run of exactly 22 base64url
+ * characters): learned here as secrets under their relay-wide placeholder. */
+static void learn_shared_ids(struct mask_table *t, const char *text, size_t len)
+{
+    if (!t->shared || !dict_count(&t->shared->ids))
+        return;
+    size_t i = 0;
+    while (i < len) {
+        if (!is_base64url(text[i])) {
+            i++;
+            continue;
+        }
+        size_t run = i;
+        while (i < len && is_base64url(text[i]))
+            i++;
+        if (i - run == 22 && !mask_lookup(t, text + run, 22) && dict_find(&t->shared->ids, span_make(text + run, 22)))
+            mask_name_for(t, MASK_BACKEND_ID, text + run, 22, true);
+    }
+}
+
 bool mask_text(struct mask_table *t, struct buf *out, const char *text, size_t len)
 {
+    learn_shared_ids(t, text, len);
     for (;;) {
         size_t at;
         const struct mask_name *n = first_secret(t, text, len, &at);

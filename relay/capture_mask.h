@@ -43,16 +43,33 @@ enum mask_fixed {
 };
 
 struct mask_name;
+struct mask_shared_id;
+
+/* The backend ids every file of one recorder learned, relay-wide: an id keeps one number K
+ * (`<backendId:K>`) in every file, and a connection that sends another's id (a hub call naming
+ * it) writes that id's placeholder, so a scenario's files can be played together
+ * (tests/legacy/capture/merge.mjs). An id is forgotten when the file that learned it first ends. */
+struct mask_shared {
+    struct dict ids;
+    unsigned next;
+};
 
 struct mask_table {
     struct dict by_value;
     struct mask_name *head, **tail;   /* in order of first use: the end line's list */
     unsigned counts[MASK_FAMILY_COUNT];
     unsigned fixed_used;              /* enum mask_fixed bits */
+    struct mask_shared *shared;       /* NULL: backend ids numbered per table */
+    struct mask_shared_id *owned;     /* the shared ids this table learned first */
 };
 
 void mask_table_init(struct mask_table *t, const uint8_t seed[DICT_SEED_LEN]);
 void mask_table_free(struct mask_table *t);
+/* Backend ids of t are numbered in shared (which outlives t). */
+void mask_table_share(struct mask_table *t, struct mask_shared *shared);
+void mask_shared_init(struct mask_shared *s, const uint8_t seed[DICT_SEED_LEN]);
+/* Once every table sharing it is freed. */
+void mask_shared_free(struct mask_shared *s);
 
 /* The placeholder for value in family (a new one on first sight), or NULL
  * when out of memory. secret: replaced wherever it appears in text too. */
@@ -68,7 +85,8 @@ const char *mask_fixed(struct mask_table *t, enum mask_fixed which);
  * characters or more) are replaced by that placeholder wherever they appear in text too (a hub
  * that echoes a header back). */
 void mask_learn_credential(struct mask_table *t, enum mask_fixed which, const char *value, size_t len);
-/* Appends text with every secret value replaced by its placeholder. */
+/* Appends text with every secret value replaced by its placeholder (and, with a shared table,
+ * every backend id another file learned: 22 characters of base64url standing alone). */
 bool mask_text(struct mask_table *t, struct buf *out, const char *text, size_t len);
 /* Appends a legacy server frame (a PersistentResponse, maybe with an SSE
  * "data: " in front): its top-level "C" and "G" values replaced by cursor

@@ -93,6 +93,53 @@ static void test_persistent_and_negotiate(void)
     mask_table_free(&t);
 }
 
+/* Two files of one recorder: a's backend id, learned from its welcome, keeps its number in b, where
+ * b's client names it (a hub call with a's id); ids b learns itself go on from there. Once a's file
+ * is freed, a third file no longer knows a's id. */
+static void test_shared_backend_ids(void)
+{
+    struct mask_shared shared;
+    mask_shared_init(&shared, seed);
+    struct mask_table a, b, c;
+    mask_table_init(&a, seed);
+    mask_table_init(&b, seed);
+    mask_table_init(&c, seed);
+    mask_table_share(&a, &shared);
+    mask_table_share(&b, &shared);
+    mask_table_share(&c, &shared);
+    struct buf out;
+    buf_init(&out);
+    const char *welcome_a = "{\"C\":\"1\",\"M\":[{\"H\":\"h\",\"M\":\"welcome\",\"A\":[\"AYFhP-6Xs31O5hrg-ISahg\"]}]}";
+    const char *welcome_b = "{\"C\":\"1\",\"M\":[{\"H\":\"h\",\"M\":\"welcome\",\"A\":[\"BBBBBBBBBBBBBBBBBBBBBB\"]}]}";
+    CHECK(mask_persistent(&a, &out, welcome_a, strlen(welcome_a)));
+    CHECK(strstr(take(&out), "\"A\":[\"<backendId:1>\"]") != NULL);
+    CHECK(mask_persistent(&b, &out, welcome_b, strlen(welcome_b)));
+    CHECK(strstr(take(&out), "\"A\":[\"<backendId:2>\"]") != NULL);
+    /* A longer run that holds a's id is not a's id (c does not learn it)... */
+    const char *longer = "{\"A\":[\"xAYFhP-6Xs31O5hrg-ISahg\"]}";
+    CHECK(mask_text(&c, &out, longer, strlen(longer)));
+    CHECK(strcmp(take(&out), longer) == 0);
+    /* ...b's client asking about a is. */
+    const char *call = "{\"H\":\"h\",\"M\":\"GetDisconnectInfo\",\"A\":[\"AYFhP-6Xs31O5hrg-ISahg\"],\"I\":1}";
+    CHECK(mask_text(&b, &out, call, strlen(call)));
+    CHECK(strcmp(take(&out), "{\"H\":\"h\",\"M\":\"GetDisconnectInfo\",\"A\":[\"<backendId:1>\"],\"I\":1}") == 0);
+    cJSON *list = cJSON_CreateArray();
+    mask_list_add(&b, list);
+    char *printed = cJSON_PrintUnformatted(list);
+    CHECK(strcmp(printed, "[\"<backendId:2>\",\"<cursor:1.1>\",\"<backendId:1>\"]") == 0);
+    free(printed);
+    cJSON_Delete(list);
+    mask_table_free(&a);
+    CHECK(mask_text(&c, &out, call, strlen(call)));
+    CHECK(strcmp(take(&out), call) == 0);
+    CHECK(mask_text(&b, &out, call, strlen(call))); /* b keeps what it learned */
+    CHECK(strstr(take(&out), "[\"<backendId:1>\"]") != NULL);
+    buf_free(&out);
+    mask_table_free(&b);
+    mask_table_free(&c);
+    mask_shared_free(&shared);
+}
+
 static void test_credentials(void)
 {
     struct mask_table t;
@@ -195,6 +242,7 @@ int main(void)
     test_names_and_text();
     test_persistent_and_negotiate();
     test_credentials();
+    test_shared_backend_ids();
     test_writer();
     test_settings();
     return test_main_result("test_capture");

@@ -98,8 +98,10 @@ async function echoSession(url, transport, protocol, text, { echoes = false } = 
 function assertContractLines(file, door) {
     const { lines, name } = file;
     assert.match(name, new RegExp(`^${door}-\\d{8}T\\d{6}\\.\\d{3}Z-\\d+\\.jsonl$`), "file name");
-    assert.deepEqual({ ...lines[0], label: undefined, upstream: undefined },
-        { type: "session", format: "signalr-capture", version: 2, door, label: undefined, upstream: undefined });
+    assert.deepEqual({ ...lines[0], label: undefined, upstream: undefined, start: undefined },
+        { type: "session", format: "signalr-capture", version: 2, door, label: undefined, upstream: undefined, start: undefined });
+    // start: the Unix time of t=0 (files of one relay merge by start + t), around when the test ran.
+    assert.ok(Number.isInteger(lines[0].start) && Math.abs(lines[0].start - Date.now()) < 3600e3, `start ${lines[0].start}`);
     const end = lines.at(-1);
     assert.equal(end.type, "end", `${name}: the last line is the end line`);
     assert.ok(Array.isArray(end.placeholders), "end lists its placeholders");
