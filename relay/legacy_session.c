@@ -475,6 +475,8 @@ static void session_end(struct legacy_session *s, const char *error_text)
     if (s->wsi) {
         if (error_text)
             send_error_frame(s, error_text);
+        else if (s->carrier == LEGACY_CARRIER_WEBSOCKET && msg_queue_is_empty(&s->to_client))
+            capture_ws_server_close(s->wsi, LWS_CLOSE_STATUS_NORMAL, NULL); /* recorded as decided: a crossing client close is second */
         lws_callback_on_writable(s->wsi);
     }
     legacy_poll_answer(s, error_text);

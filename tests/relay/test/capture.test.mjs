@@ -258,6 +258,13 @@ test("legacy over WebSockets: negotiate to abort in one file, tokens, ids and cu
     assert.ok(s2c.some((f) => f.M?.some((m) => m.M === "welcome" && m.A[0] === "<backendId:1>")), "the backend id masked");
     const abort = file.lines.find((l) => l.type === "http-request" && l.path === "/signalr/abort");
     assert.ok(abort, "the /abort");
+    // The relay closes the socket when /abort ends the connection: recorded then, before the abort's
+    // answer, so a client close that crosses it (jQuery's stop closes its socket and posts /abort at
+    // once) is second in the file, the order a replay that posts /abort first sees.
+    const close = file.lines.findIndex((l) => l.type === "ws-close");
+    const answer = file.lines.findIndex((l) => l.type === "http-response" && l.id === abort.id);
+    assert.deepEqual({ ...file.lines[close], t: 0, ws: 0 }, { type: "ws-close", t: 0, ws: 0, by: "server", code: 1000, reason: "" });
+    assert.ok(close < answer, `the close (line ${close + 1}) before the abort's answer (line ${answer + 1})`);
     assert.deepEqual(file.lines.at(-1).placeholders.slice(0, 2), ["<connectionToken>", "<connectionId>"]);
 });
 
