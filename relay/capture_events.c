@@ -52,7 +52,7 @@ static void emit_request(struct capture_conn *c)
     struct buf form;
     buf_init(&form);
     /* A form's pairs are masked one by one; its body is their masked encoding. */
-    if (!c->file->cap->loop->cfg->capture_no_bodies && capture_form(o, &c->file->names, c->body.data, c->body.len, &form) &&
+    if (!c->file->cap->loop->cfg->capture_no_bodies && capture_form(o, &c->file->names, c->file->legacy, c->body.data, c->body.len, &form) &&
         buf_append_byte(&form, '\0'))
         cJSON_AddStringToObject(o, "body", form.data);
     else

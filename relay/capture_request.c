@@ -185,10 +185,10 @@ bool capture_request_has_body(struct lws *wsi, const char *method)
     return lws_hdr_copy(wsi, length, sizeof length, WSI_TOKEN_HTTP_CONTENT_LENGTH) > 0 && strcmp(length, "0") != 0;
 }
 
-bool capture_form(cJSON *o, struct mask_table *names, const char *body, size_t len, struct buf *masked)
+bool capture_form(cJSON *o, struct mask_table *names, bool legacy, const char *body, size_t len, struct buf *masked)
 {
     cJSON *type = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(o, "headers"), "content-type");
-    if (!cJSON_IsString(type) || !strstr(type->valuestring, "application/x-www-form-urlencoded"))
+    if (type ? !cJSON_IsString(type) || !strstr(type->valuestring, "application/x-www-form-urlencoded") : !legacy || !len)
         return false;
     struct urlencoded_iter it;
     struct proto_error err;

@@ -24,8 +24,10 @@ void capture_query_value(struct lws *wsi, const char *name, struct buf *value);
 bool capture_request_has_body(struct lws *wsi, const char *method);
 /* Adds path, rawQuery, query and headers to o, masked. */
 void capture_describe_request(cJSON *o, struct lws *wsi, struct mask_table *names, const char *path);
-/* When o's headers say the body is a form: adds `form` (its pairs, masked)
- * and returns the masked body in *masked (true); else false. */
-bool capture_form(cJSON *o, struct mask_table *names, const char *body, size_t len, struct buf *masked);
+/* When o's headers say the body is a form, or a legacy request has no
+ * Content-Type (the .NET client's /send: the relay reads its body as a form
+ * anyway): adds `form` (its pairs, masked) and returns the masked body in
+ * *masked (true); else false. */
+bool capture_form(cJSON *o, struct mask_table *names, bool legacy, const char *body, size_t len, struct buf *masked);
 
 #endif

@@ -287,7 +287,8 @@ async function legacyHttpSession(base, transport) {
     }
     assert.equal((await httpRequest("GET", `${base}/signalr/start?${query}`)).status, 200);
     const call = `data=${encodeURIComponent(JSON.stringify({ H: "chathub", M: "Echo", A: [`capture ${transport}`], I: 0 }))}`;
-    const sent = await httpRequest("POST", `${base}/signalr/send?${query}`, formType, call);
+    // The .NET client (2.4.2) posts its /send form without a Content-Type; jQuery with one.
+    const sent = await httpRequest("POST", `${base}/signalr/send?${query}`, transport === "serverSentEvents" ? {} : formType, call);
     assert.equal(JSON.parse(sent.body).R, `capture ${transport}`);
     assert.equal((await httpRequest("POST", `${base}/signalr/abort?${query}`, formType, "")).status, 200);
     stream?.abort();
