@@ -1,12 +1,20 @@
 #!/usr/bin/env bash
 # capture-legacy-fixtures.sh - regenerates fixtures/legacy/*.jsonl: real legacy SignalR 2.x client
-# sessions recorded between the client and the relay (format: docs/FIXTURES.md).
+# sessions recorded by the relay itself (--capture; format: docs/FIXTURES.md, signalr-capture v2).
 #
-# Starts the test backend (scripts/lib/backend.sh) and the relay (scripts/lib/relay.sh), then for
-# each capture below starts tests/legacy/capture/record.mjs in front of the relay's /signalr, runs
-# one scenario of a legacy client suite against the recorder, and stops the recorder. A capture
-# replaces its fixture only if the scenario passed and the file is complete; at the end every new
-# fixture is replayed against the same relay (signalr-replay check, tools/replay) as a check.
+# Starts the test backend (scripts/lib/backend.sh) and a relay with --capture into a work
+# directory (scripts/lib/relay.sh, proxy mode), then for each capture below runs one scenario of a
+# legacy client suite (tests/legacy: jQuery in Chromium with node --test --test-name-pattern, the
+# .NET client with SIGNALR_LEGACY_ONLY) straight at the relay's /signalr. The relay writes one file
+# per client connection, its negotiate included; a scenario's files replace its fixtures only if
+# the scenario ran once and passed, every file has its end line and none is over 64 KiB. The
+# suites' probe negotiates (a negotiate nobody connects with) are files of their own holding one
+# request: they are left out. Fixture names: <client>-<version>-<transport>-<scenario>.jsonl for
+# the scenario's first connection, -2, -3, ... for the next ones, in the order they began.
+# Each scenario's new files are checked and replayed at once against a second relay, without
+# --capture, on the same backend (tests/legacy/capture/test/fixtures.test.mjs: its content checks,
+# and signalr-replay check on the scenario's files merged into one session by merge.mjs); a
+# capture that does not replay is taken again (at most 3 times).
 #
 #   scripts/capture-legacy-fixtures.sh            all captures
 #   scripts/capture-legacy-fixtures.sh session    only captures whose name contains "session"
@@ -18,66 +26,66 @@ cd "$(dirname "$0")/.."
 root="$(pwd)"
 source scripts/lib/backend.sh
 source scripts/lib/relay.sh
+source scripts/lib/suite.sh
 
 only="${1:-}"
 out_dir="$root/fixtures/legacy"
-work_dir="$(mktemp -d "${TMPDIR:-/tmp}/signalr-capture.XXXXXX")"
+work_dir="$(mktemp -d "${TMPDIR:-/tmp}/signalr-legacy-capture.XXXXXX")"
+capture_dir="$work_dir/capture"
+mkdir -p "$capture_dir"
 # A fixture is a handful of small messages; anything bigger means a scenario with big payloads
 # slipped into a capture.
 max_bytes=65536
-recorder_pid=""
 
-cleanup() {
-    if [ -n "$recorder_pid" ]; then kill -TERM "$recorder_pid" 2>/dev/null; wait "$recorder_pid" 2>/dev/null; fi
-    relay_stop
-    backend_stop
-}
+cleanup() { relay_stop; backend_stop; }
 trap cleanup EXIT
-
 export DOTNET_NOLOGO=1 DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_SKIP_FIRST_TIME_EXPERIENCE=1
-
-npm_ci() {
-    local dir="$1"
-    if [ ! -f "$dir/node_modules/.package-lock.json" ] || [ "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]; then
-        (cd "$dir" && timeout 600 npm ci --no-audit --no-fund --loglevel=error) || return 1
-    fi
-}
 
 prepare() {
     [ -x "${SIGNALR_LEGACY_CHROMIUM:-/usr/bin/chromium}" ] ||
         { echo "no Chromium at ${SIGNALR_LEGACY_CHROMIUM:-/usr/bin/chromium}: run tests/legacy/run.sh once (it installs Debian's)" >&2; return 1; }
-    npm_ci tests/legacy/capture || return 1
-    npm_ci tests/legacy/browser || return 1
-    local out
-    out="$(timeout 600 dotnet build tests/legacy/dotnet -c Release --nologo -v quiet 2>&1)" || { printf '%s\n' "$out" >&2; return 1; }
+    suite_npm_ci tests/legacy/capture || return 1
+    suite_npm_ci tests/legacy/browser || return 1
+    suite_dotnet_build tests/legacy/dotnet || return 1
     backend_build || return 1
 }
 
-free_port() {
-    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
+# Waits (up to 60 s) until every file in the capture directory has its end line: a connection's
+# file ends when the relay ends the connection (/abort, or the disconnect timeout), a probe
+# negotiate's after --negotiate-timeout.
+all_ended() {
+    local waited=0 f
+    while :; do
+        local open=0
+        for f in "$capture_dir"/*.jsonl; do
+            [ -e "$f" ] || continue
+            tail -n 1 "$f" | grep -q '"type":"end"' || open=1
+        done
+        [ "$open" = 0 ] && return 0
+        waited=$((waited + 1))
+        [ "$waited" -gt 300 ] && return 1
+        sleep 0.2
+    done
 }
 
-# capture NAME SUITE FILTER TRANSPORT: one scenario of one suite over TRANSPORT through a fresh
-# recorder into NAME.jsonl.
+# The files of connections, in the order they began (the relay's capture number, the name's last
+# field): a probe's file (its negotiate and nothing else) is left out.
+connection_files() {
+    local f
+    for f in "$capture_dir"/*.jsonl; do
+        [ -e "$f" ] || continue
+        [ "$(grep -c '"type":"http-request"\|"type":"ws-open"' "$f")" -gt 1 ] || continue
+        local seq="${f##*-}"
+        printf '%s %s\n' "${seq%.jsonl}" "$f"
+    done | sort -n | cut -d' ' -f2-
+}
+
+# capture NAME SUITE FILTER TRANSPORT: one scenario over TRANSPORT, its connections into NAME*.jsonl.
 capture() {
-    local name="$1" suite="$2" filter="$3" transport="${4:-webSockets}"
-    local port file log status
-    port="$(free_port)"
-    file="$work_dir/$name.jsonl"
-    log="$work_dir/$name.log"
+    local name="$1" suite="$2" filter="$3" transport="$4" log="$work_dir/$1.log" status
+    local url="$RELAY_URL/signalr"
     echo "== $name ($suite, scenario \"$filter\")"
-    node tests/legacy/capture/record.mjs --upstream "$RELAY_URL" --listen "127.0.0.1:$port" \
-        --out "$file" --label "$name: $suite scenario /$filter/" 2>"$work_dir/$name.recorder.log" &
-    recorder_pid=$!
-    local waited=0
-    # It says "recording ..." once it listens (a request to it would end up in the capture).
-    until grep -q '^recording ' "$work_dir/$name.recorder.log" 2>/dev/null; do
-        sleep 0.1; waited=$((waited + 1))
-        if [ "$waited" -gt 100 ] || ! kill -0 "$recorder_pid" 2>/dev/null; then
-            echo "   the recorder did not start:"; cat "$work_dir/$name.recorder.log"; return 1
-        fi
-    done
-    local url="http://127.0.0.1:$port/signalr"
+    rm -f "$capture_dir"/*.jsonl
     case "$suite" in
         browser)
             (cd tests/legacy/browser && SIGNALR_LEGACY_URL="$url" SIGNALR_LEGACY_TRANSPORT="$transport" timeout 300 node --test \
@@ -87,28 +95,56 @@ capture() {
                 dotnet tests/legacy/dotnet/bin/Release/net10.0/signalr-legacy-dotnet.dll >"$log" 2>&1 ;;
     esac
     status=$?
-    kill -TERM "$recorder_pid" 2>/dev/null
-    wait "$recorder_pid" 2>/dev/null
-    recorder_pid=""
     # The suites report "pass 1"/"1 passed": exactly the one scenario ran, and passed.
     if [ "$status" -ne 0 ] || ! grep -qE '^(ℹ |# )?pass 1$|^1 passed, 0 failed$' "$log"; then
-        echo "   the scenario failed or did not run exactly once (exit $status); fixture kept as it was. Log:"
+        echo "   the scenario failed or did not run exactly once (exit $status); fixtures kept as they were. Log:"
         tail -n 30 "$log" | sed 's/^/   | /'
         return 1
     fi
-    if ! tail -n 1 "$file" | grep -q '"type":"end"'; then
-        echo "   the capture has no end line; fixture kept as it was"; return 1
-    fi
-    local bytes
-    bytes="$(wc -c <"$file")"
-    if [ "$bytes" -gt "$max_bytes" ]; then
-        echo "   the capture is $bytes bytes (limit $max_bytes): a scenario with a big payload? fixture kept as it was"; return 1
-    fi
+    all_ended || { echo "   a capture has no end line 60 s after the scenario; fixtures kept as they were"; return 1; }
+    local files f bytes k=1
+    mapfile -t files < <(connection_files)
+    [ "${#files[@]}" -gt 0 ] || { echo "   the relay wrote no connection's capture"; return 1; }
+    for f in "${files[@]}"; do
+        bytes="$(wc -c <"$f")"
+        [ "$bytes" -le "$max_bytes" ] || { echo "   $(basename "$f") is $bytes bytes (limit $max_bytes); fixtures kept as they were"; return 1; }
+    done
+    # Named as fixtures, checked in a directory of their own, then moved into fixtures/legacy.
+    local staged="$work_dir/staged/$name"
+    rm -rf "$staged" && mkdir -p "$staged"
+    for f in "${files[@]}"; do
+        local target="$staged/$name.jsonl"
+        [ "$k" -gt 1 ] && target="$staged/$name-$k.jsonl"
+        mv "$f" "$target"
+        k=$((k + 1))
+    done
+    verify "$name" "$staged" || return 2
     mkdir -p "$out_dir"
-    mv "$file" "$out_dir/$name.jsonl"
-    captured+=("$out_dir/$name.jsonl")
-    echo "   $out_dir/$name.jsonl: $(wc -l <"$out_dir/$name.jsonl") lines, $bytes bytes"
+    rm -f "$out_dir/$name.jsonl" "$out_dir/$name"-[0-9]*.jsonl
+    for f in "$staged"/*.jsonl; do
+        mv "$f" "$out_dir/"
+        echo "   $out_dir/$(basename "$f"): $(wc -l <"$out_dir/$(basename "$f")") lines, $(wc -c <"$out_dir/$(basename "$f")") bytes"
+    done
+    captured+=("$name")
 }
+
+# verify NAME DIR: the content checks and the replay of tests/legacy/capture/test/fixtures.test.mjs
+# on the scenario's files in DIR, against the relay without --capture (its traffic is recorded
+# nowhere). A recording can hold an order the replay cannot reproduce (jQuery's stop sends /abort
+# and closes its socket at once; when the relay reads the /abort first, a replay that sends it
+# first sees the relay close the socket before it can): such a capture is taken again.
+verify() {
+    local name="$1" dir="$2" log="$work_dir/$1.verify.log"
+    if (cd tests/legacy/capture && SIGNALR_LEGACY_URL="$VERIFY_URL/signalr" SIGNALR_REPLAY_BIN="$replay_bin"         SIGNALR_LEGACY_FIXTURE_DIR="$dir" SIGNALR_LEGACY_FIXTURES="$name" timeout 300 node --test --test-reporter=spec \
+        test/fixtures.test.mjs) >"$log" 2>&1; then
+        echo "   checked and replayed against a relay without --capture"
+        return 0
+    fi
+    echo "   the new capture fails its checks or its replay. Log:"
+    grep -E "^✖|FAIL|line [0-9]+:|Error" "$log" | head -n 12 | sed 's/^/   | /'
+    return 1
+}
+
 
 prepare || exit 1
 jquery_version="$(node -p 'require("./tests/legacy/browser/node_modules/signalr/package.json").version')"
@@ -127,7 +163,26 @@ for transport in webSockets serverSentEvents longPolling; do
 done
 
 backend_start || exit 1
+relay_pick_binary || exit 1
+replay_bin="${SIGNALR_REPLAY_BIN:-$(dirname "$RELAY_BIN")/tools/replay/signalr-replay}"
+if [ -z "${SIGNALR_REPLAY_BIN:-}" ]; then
+    nice cmake --build "$(dirname "$RELAY_BIN")" -j2 --target signalr-replay >/dev/null || exit 1
+fi
+# Two relays on the one backend: the one that records (probe negotiates end their files after
+# --negotiate-timeout: 5 s rather than 15 keeps the wait short) and one without --capture that the
+# new fixtures are replayed against. relay.sh keeps one relay in RELAY_*: the verifying one's are kept aside.
 relay_start || exit 1
+VERIFY_PID=$RELAY_PID VERIFY_URL=$RELAY_URL VERIFY_LOG=$RELAY_LOG
+relay_start --capture "$capture_dir" --negotiate-timeout 5 || exit 1
+stop_both() {
+    local status=0
+    relay_stop || { echo "the capturing relay did not shut down cleanly"; status=1; }
+    RELAY_PID=$VERIFY_PID RELAY_LOG=$VERIFY_LOG
+    VERIFY_PID=
+    relay_stop || { echo "the verifying relay did not shut down cleanly"; status=1; }
+    return $status
+}
+cleanup() { stop_both; backend_stop; }
 
 captured=()
 failed=0
@@ -135,17 +190,14 @@ for entry in "${captures[@]}"; do
     IFS='|' read -r name suite filter <<<"$entry"
     case "$name" in *"$only"*) ;; *) continue ;; esac
     transport="${name#*-*-}"; transport="${transport%%-*}"
-    capture "$name" "$suite" "$filter" "$transport" || failed=$((failed + 1))
+    for attempt in 1 2 3; do
+        capture "$name" "$suite" "$filter" "$transport"
+        status=$?
+        [ "$status" -eq 2 ] && [ "$attempt" -lt 3 ] && { echo "   capturing it again (attempt $((attempt + 1)) of 3)"; continue; }
+        break
+    done
+    [ "$status" -eq 0 ] || failed=$((failed + 1))
 done
-
-if [ "${#captured[@]}" -gt 0 ]; then
-    echo "== replaying the new fixtures against the same relay"
-    replay_bin="${SIGNALR_REPLAY_BIN:-$(dirname "$RELAY_BIN")/tools/replay/signalr-replay}"
-    if [ -z "${SIGNALR_REPLAY_BIN:-}" ]; then
-        nice cmake --build "$(dirname "$RELAY_BIN")" -j2 --target signalr-replay >/dev/null || failed=$((failed + 1))
-    fi
-    "$replay_bin" check --target "$RELAY_URL" "${captured[@]}" || failed=$((failed + 1))
-fi
-relay_stop || { echo "the relay did not shut down cleanly"; failed=$((failed + 1)); }
-echo "capture: ${#captured[@]} captured, $failed failed (logs in $work_dir)"
+stop_both || failed=$((failed + 1))
+echo "capture: ${#captured[@]} scenarios captured, $failed failed (logs in $work_dir)"
 [ "$failed" -eq 0 ]

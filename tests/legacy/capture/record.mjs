@@ -4,6 +4,12 @@
 // passes every byte on unchanged, and writes what went each way with ids, tokens, cursors and
 // other per-run values replaced by placeholders such as <connectionToken>.
 //
+// It is for what the relay's own recorder (--capture) cannot do: recording in front of a server
+// that is not the relay, the real ASP.NET SignalR 2.4.1 server of fixtures/legacy/reference/
+// (scripts/capture-legacy-ref-fixtures.sh). fixtures/legacy/*.jsonl are --capture recordings
+// (scripts/capture-legacy-fixtures.sh). Unlike --capture it writes a whole scenario, every
+// connection through it, into one file.
+//
 //   node record.mjs --listen 127.0.0.1:8090 --upstream http://127.0.0.1:8080 --out session.jsonl
 //                   [--label "jquery 2.4.3 webSockets"]
 //

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Replays every captured legacy session in fixtures/legacy/ against a running legacy endpoint (the
-# relay's /signalr in front of tests/backend) with signalr-replay check (tools/replay), together
-# with the recorder's and the replayer's own tests, and prints `replay: N passed, M failed`.
+# Replays every captured legacy session in fixtures/legacy/ (the relay's --capture: one file per
+# connection, a scenario's files merged into one session by merge.mjs) against a running legacy
+# endpoint (the relay's /signalr in front of tests/backend) with signalr-replay check (tools/replay),
+# together with the merger's, the recorder's and the replayer's own tests, and prints
+# `replay: N passed, M failed`.
 #
 #   SIGNALR_LEGACY_URL=http://127.0.0.1:8080/signalr tests/legacy/capture/run.sh
 #

@@ -1,31 +1,54 @@
-// The captured legacy sessions in fixtures/legacy/: first what each must contain (so a refreshed
-// capture that lost a step, leaked a token or grew a big payload is noticed), then each one replayed
-// against a running relay at SIGNALR_LEGACY_URL with signalr-replay check (skipped when it is not
-// set), one after another (a broadcast of one replay would otherwise reach the connections of another).
+// The captured legacy sessions in fixtures/legacy/ (the relay's --capture: one file per client
+// connection, <scenario>.jsonl for its first connection, <scenario>-2.jsonl ... for the next): first
+// what each file and each scenario must contain (so a refreshed capture that lost a step, leaked a
+// token or grew a big payload is noticed), then each scenario replayed against a running relay at
+// SIGNALR_LEGACY_URL with signalr-replay check (skipped when it is not set), its files merged into
+// one session (merge.mjs: a reconnect scenario's broadcasts come from its second connection), one
+// scenario after another (a broadcast of one replay would otherwise reach the connections of another).
 //
 //   SIGNALR_LEGACY_URL=http://127.0.0.1:8080/signalr node --test test/fixtures.test.mjs
 //   SIGNALR_REPLAY_PACE=1   keep the recorded pauses (default 0: as fast as the answers come)
+//   SIGNALR_LEGACY_FIXTURES="name name2"   only these scenarios, SIGNALR_LEGACY_FIXTURE_DIR=dir from
+//   there (scripts/capture-legacy-fixtures.sh checks new captures before they replace the fixtures)
 import { test } from "../../../lib/test.mjs";
 import assert from "node:assert/strict";
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { readFixture as parseFixture, runReplay } from "./replay-bin.mjs";
+import { mergeCaptures } from "../merge.mjs";
 
-const FIXTURE_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../../fixtures/legacy");
+const FIXTURE_DIR = process.env.SIGNALR_LEGACY_FIXTURE_DIR ||
+    path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../../fixtures/legacy");
 const LEGACY_URL = process.env.SIGNALR_LEGACY_URL || "";
 const PACE = Number(process.env.SIGNALR_REPLAY_PACE || 0);
+const ONLY = (process.env.SIGNALR_LEGACY_FIXTURES || "").split(/\s+/).filter(Boolean);
 const MAX_BYTES = 64 * 1024;
 
 const files = fs.existsSync(FIXTURE_DIR) ? fs.readdirSync(FIXTURE_DIR).filter((f) => f.endsWith(".jsonl")).sort() : [];
+// Scenario name -> its files, first connection first (x.jsonl, x-2.jsonl, x-3.jsonl, ...).
+const SUFFIX = /-(\d+)\.jsonl$/;
+const scenarioOf = (f) => f.replace(SUFFIX, "").replace(/\.jsonl$/, "");
+const connectionOf = (f) => Number(SUFFIX.exec(f)?.[1] ?? 1);
+const scenarios = new Map();
+for (const f of files) {
+    if (ONLY.length && !ONLY.includes(scenarioOf(f))) continue;
+    if (!scenarios.has(scenarioOf(f))) scenarios.set(scenarioOf(f), []);
+    scenarios.get(scenarioOf(f)).push(f);
+}
+for (const list of scenarios.values()) list.sort((a, b) => connectionOf(a) - connectionOf(b));
 
 const EXPECTED = ["webSockets", "serverSentEvents", "longPolling"].map((t) => [t, ["jquery", "dotnet"], ["session", "reconnect"]]);
-test("fixtures/legacy has the session and reconnect captures of each client and transport listed", () => {
-    for (const [t, clients, scenarios] of EXPECTED) for (const client of clients) {
-        for (const scenario of scenarios) {
-            assert.ok(files.some((f) => f.startsWith(`${client}-`) && f.endsWith(`-${t}-${scenario}.jsonl`)),
-                `no ${client} ${scenario} fixture in ${FIXTURE_DIR} (scripts/capture-legacy-fixtures.sh makes them)`);
+test("fixtures/legacy has the session and reconnect captures of each client and transport listed", { skip: ONLY.length ? "SIGNALR_LEGACY_FIXTURES is set" : false }, () => {
+    for (const [t, clients, kinds] of EXPECTED) for (const client of clients) {
+        for (const kind of kinds) {
+            assert.ok([...scenarios.keys()].some((f) => f.startsWith(`${client}-`) && f.endsWith(`-${t}-${kind}`)),
+                `no ${client} ${kind} fixture in ${FIXTURE_DIR} (scripts/capture-legacy-fixtures.sh makes them)`);
         }
+        // A reconnect scenario has its two connections: a (reconnecting) and b (broadcasting).
+        const reconnect = [...scenarios.entries()].find(([name]) => name.startsWith(`${client}-`) && name.endsWith(`-${t}-reconnect`));
+        assert.equal(reconnect?.[1].length, 2, `${client} ${t} reconnect: ${reconnect?.[1]}`);
     }
 });
 
@@ -55,11 +78,9 @@ const frames = (events, dir) => transport !== "webSockets" ? httpFrames(events, 
 const elements = (events) => frames(events, "s2c").flatMap((f) => (Array.isArray(f.json.M) ? f.json.M : []));
 const requests = (events, suffix) => events.filter((e) => e.type === "http-request" && e.path.endsWith(suffix));
 
-for (const file of files) {
+for (const file of [...scenarios.values()].flat()) {
     const text = fs.readFileSync(path.join(FIXTURE_DIR, file), "utf8");
-    const fileTransport = transportOf(file);
-
-    test(`${file}: small, masked, complete`, () => {
+    test(`${file}: small, masked, complete, one connection recorded by the relay`, () => {
         assert.ok(Buffer.byteLength(text) <= MAX_BYTES, `${Buffer.byteLength(text)} bytes`);
         const fixture = parseFixture(text, file);
         const listed = new Set(fixture.placeholders);
@@ -76,10 +97,22 @@ for (const file of files) {
                 }
             }
         }
+        // --capture: one connection from its negotiate on (a probe, a negotiate alone, is no fixture).
+        assert.equal(fixture.session.format, "signalr-capture");
+        assert.equal(fixture.session.door, "legacy");
+        assert.ok(fixture.events[0]?.type === "http-request" && fixture.events[0].path.endsWith("/negotiate"), "does not begin with its negotiate");
+        assert.equal(fixture.events.filter((e) => e.type === "http-request" && e.path.endsWith("/negotiate")).length, 1, "negotiates");
+        assert.ok(fixture.events.some((e) => (e.type === "ws-open" || e.type === "http-request") && e.path.endsWith("/connect")), "no /connect");
     });
+}
+
+for (const [scenario, list] of scenarios) {
+    const file = `${scenario}.jsonl`;
+    const text = mergeCaptures(list.map((f) => ({ name: f, text: fs.readFileSync(path.join(FIXTURE_DIR, f), "utf8") })));
+    const fileTransport = transportOf(file);
 
     if (file.endsWith("-session.jsonl")) {
-        test(`${file}: a whole session (negotiate, connect, start, Echo, HubException, broadcast, Counter progress, abort)`, () => {
+        test(`${scenario}: a whole session (negotiate, connect, start, Echo, HubException, broadcast, Counter progress, abort)`, () => {
             const { events } = parseFixture(text, file);
             transport = fileTransport;
             for (const step of ["/negotiate", "/start", "/abort"]) {
@@ -96,7 +129,7 @@ for (const file of files) {
     }
 
     if (file.endsWith("-reconnect.jsonl")) {
-        test(`${file}: a cut ${fileTransport === "webSockets" ? "socket" : "channel"}, broadcasts meanwhile, /reconnect with messageId, the replay`, () => {
+        test(`${scenario}: a cut ${fileTransport === "webSockets" ? "socket" : "channel"}, broadcasts meanwhile, /reconnect with messageId, the replay`, () => {
             const { events } = parseFixture(text, file);
             transport = fileTransport;
             if (fileTransport !== "webSockets") {
@@ -129,9 +162,18 @@ for (const file of files) {
         });
     }
 
-    test(`${file}: replays against the relay`, { skip: LEGACY_URL ? false : "SIGNALR_LEGACY_URL is not set" }, async () => {
-        const run = await runReplay(["check", "--target", new URL(LEGACY_URL).origin, "--pace", String(PACE),
-            path.join(FIXTURE_DIR, file)]);
-        assert.equal(run.code, 0, run.stdout + run.stderr);
+    test(`${scenario}: replays against the relay (${list.length} connection${list.length > 1 ? "s" : ""})`, { skip: LEGACY_URL ? false : "SIGNALR_LEGACY_URL is not set" }, async () => {
+        let played = path.join(FIXTURE_DIR, list[0]), dir = "";
+        if (list.length > 1) {
+            dir = fs.mkdtempSync(path.join(os.tmpdir(), "signalr-legacy-merged-"));
+            played = path.join(dir, file);
+            fs.writeFileSync(played, text);
+        }
+        try {
+            const run = await runReplay(["check", "--target", new URL(LEGACY_URL).origin, "--pace", String(PACE), played]);
+            assert.equal(run.code, 0, run.stdout + run.stderr);
+        } finally {
+            if (dir) fs.rmSync(dir, { recursive: true, force: true });
+        }
     });
 }
