@@ -35,18 +35,17 @@ const MAX_BODY = 8 << 20;
 
 // Replaces per-run values by placeholders, by where they stand rather than by what they look like
 // (a cursor may be "1", which also appears as an invocation id): the negotiate fields, C and G of a
-// PersistentResponse, the connectionToken/messageId/groupsToken parameters and form fields. The
-// backend's connection ids (22 characters of base64url, learned from the welcome push and from
-// "connectionId" fields) are distinctive enough to be replaced wherever they appear.
+// PersistentResponse, the connectionToken/messageId/groupsToken parameters and form fields. (The
+// connection ids an ASP.NET Core backend mints behind the relay, <backendId:K>, are --capture's
+// to mask: a server that is not the relay has none.)
 export class Masker {
     constructor() {
         this.tables = new Map(); // kind -> Map(value -> placeholder)
     }
 
     // kind "cursor" and "groupsToken" are numbered per legacy connection (scope = that
-    // connection's number, see scopeOf): <cursor:2.5> is the 5th cursor of connection 2. Backend
-    // ids are numbered over the session: <backendId:3>. Tokens and ids: the first is <kind>, later
-    // ones <kind#2>, <kind#3>, ...
+    // connection's number, see scopeOf): <cursor:2.5> is the 5th cursor of connection 2. Tokens
+    // and ids: the first is <kind>, later ones <kind#2>, <kind#3>, ...
     placeholder(kind, value, scope = 0) {
         const perConnection = kind === "cursor" || kind === "groupsToken";
         const key = perConnection ? `${kind}@${scope}` : kind;
@@ -56,9 +55,7 @@ export class Masker {
         const table = this.tables.get(key);
         if (!table.has(value)) {
             const n = table.size + 1;
-            table.set(value, perConnection ? `<${kind}:${scope}.${n}>`
-                : kind === "backendId" ? `<${kind}:${n}>`
-                : n === 1 ? `<${kind}>` : `<${kind}#${n}>`);
+            table.set(value, perConnection ? `<${kind}:${scope}.${n}>` : n === 1 ? `<${kind}>` : `<${kind}#${n}>`);
         }
         return table.get(value);
     }
@@ -74,13 +71,12 @@ export class Masker {
         return m ? Number(m[1]) : 1;
     }
 
-    // Server JSON (a frame, a response body): top-level fields by name, backend ids anywhere.
+    // Server JSON (a frame, a response body): top-level fields by name.
     maskServerJson(text, scope = 0) {
         const msg = tryJson(text);
         if (msg === undefined) {
-            return this.maskBackendIds(text);
+            return text;
         }
-        this.learnBackendIds(msg);
         const persistent = msg && typeof msg === "object" && !Array.isArray(msg) && Array.isArray(msg.M);
         return rewriteStrings(text, (path, value) => {
             if (path.length === 1) {
@@ -91,57 +87,13 @@ export class Masker {
                 if (persistent && key === "C") return this.placeholder("cursor", value, scope);
                 if (persistent && key === "G") return this.placeholder("groupsToken", value, scope);
             }
-            return this.backendIdsIn(value);
+            return null;
         });
-    }
-
-    // Client JSON (a frame, a /send payload): only backend ids (the client echoes them as
-    // arguments, e.g. GetDisconnectInfo).
-    maskClientJson(text) {
-        if (tryJson(text) === undefined) {
-            return this.maskBackendIds(text);
-        }
-        return rewriteStrings(text, (_, value) => this.backendIdsIn(value));
     }
 
     // A body that is a series of SSE events: each "data:" line is server JSON.
     maskEventStream(text, scope) {
         return text.replace(/^data: (.*)$/gm, (_, json) => `data: ${this.maskServerJson(json, scope)}`);
-    }
-
-    learnBackendIds(value) {
-        if (!value || typeof value !== "object") {
-            return;
-        }
-        if (typeof value.M === "string" && value.M.toLowerCase() === "welcome" && Array.isArray(value.A)) {
-            value.A.forEach((a) => this.learnBackendId(a));
-        }
-        for (const [key, v] of Object.entries(value)) {
-            if (key === "connectionId") {
-                this.learnBackendId(v);
-            } else {
-                this.learnBackendIds(v);
-            }
-        }
-    }
-
-    learnBackendId(v) {
-        if (typeof v === "string" && /^[A-Za-z0-9_-]{22}$/.test(v)) {
-            this.placeholder("backendId", v);
-        }
-    }
-
-    // A string value with the backend ids in it replaced, or null if it has none.
-    backendIdsIn(value) {
-        const masked = this.maskBackendIds(value);
-        return masked === value ? null : masked;
-    }
-
-    maskBackendIds(text) {
-        for (const [value, placeholder] of this.tables.get("backendId") ?? []) {
-            text = text.split(value).join(placeholder);
-        }
-        return text;
     }
 
     // name=value pairs (a query string or a form body) -> the masked raw text, still encoded as
@@ -167,9 +119,6 @@ export class Masker {
                 value = rawValue = NOISE_PARAMS[name];
             } else if (kind) {
                 value = rawValue = this.placeholder(kind, value, scope);
-            } else if (name === "data") {
-                value = this.maskClientJson(value);
-                rawValue = this.maskBackendIds(rawValue);
             }
             pairs.push([name, value]);
             rawParts.push(eq < 0 ? rawName : `${rawName}=${rawValue}`);
@@ -265,7 +214,7 @@ function maskRequestBody(body, masker, scope) {
         const { raw, pairs } = masker.maskPairs(body, scope);
         return { body: raw, form: pairs };
     }
-    return { body: masker.maskBackendIds(body) };
+    return { body };
 }
 
 // A response body by its content type: SSE events, JSON, or text.
@@ -399,7 +348,7 @@ export class Recorder {
             upRes.on("data", (c) => parts.push(c));
             upRes.on("end", () => {
                 const body = Buffer.concat(parts);
-                this.write({ type: "ws-refused", ws, t: this.t(), status: upRes.statusCode, body: this.masker.maskBackendIds(body.toString("utf8")) });
+                this.write({ type: "ws-refused", ws, t: this.t(), status: upRes.statusCode, body: body.toString("utf8") });
                 socket.end(`HTTP/1.1 ${upRes.statusCode} ${upRes.statusMessage}\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n` + body.toString("latin1"), "latin1");
             });
         });
@@ -422,7 +371,7 @@ export class Recorder {
                 entry.binary = Buffer.from(data).toString("base64");
             } else {
                 const text = data.toString("utf8");
-                entry.text = dir === "s2c" ? this.masker.maskServerJson(text, scope) : this.masker.maskClientJson(text);
+                entry.text = dir === "s2c" ? this.masker.maskServerJson(text, scope) : text;
             }
             this.write(entry);
         };
