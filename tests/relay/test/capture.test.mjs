@@ -215,7 +215,8 @@ function nextFrame(ws, match, what) {
     }), TIMEOUT_MS, what);
 }
 
-async function legacySession(base) {
+// A legacy connection over WebSockets: negotiate, connect, start, the welcome push.
+async function legacyOpen(base) {
     const neg = await httpRequest("GET", `${base}/signalr/negotiate?clientProtocol=2.1&connectionData=${CONNECTION_DATA}&_=1700000000000`);
     assert.equal(neg.status, 200, neg.body);
     const { ConnectionToken, ConnectionId } = JSON.parse(neg.body);
@@ -226,13 +227,27 @@ async function legacySession(base) {
     const start = await httpRequest("GET", `${base}/signalr/start?${query}`);
     assert.equal(start.status, 200, start.body);
     const welcome = await nextFrame(ws, (f) => f.M?.some((m) => m.M === "welcome"), "the welcome broadcast");
-    const result = nextFrame(ws, (f) => f.I === "0", "the Echo's result");
-    ws.send(JSON.stringify({ H: "chathub", M: "Echo", A: ["capture legacy"], I: 0 }));
-    assert.equal((await result).R, "capture legacy");
-    const closed = new Promise((resolve) => ws.on("close", resolve));
-    assert.equal((await httpRequest("POST", `${base}/signalr/abort?${query}`)).status, 200);
+    return { base, ws, query, ConnectionToken, ConnectionId, backendId: welcome.M.find((m) => m.M === "welcome").A[0], calls: 0 };
+}
+
+async function legacyEcho(conn, value) {
+    const id = conn.calls++;
+    const result = nextFrame(conn.ws, (f) => f.I === String(id), "the Echo's result");
+    conn.ws.send(JSON.stringify({ H: "chathub", M: "Echo", A: [value], I: id }));
+    assert.equal((await result).R, value);
+}
+
+async function legacyAbort(conn) {
+    const closed = new Promise((resolve) => conn.ws.on("close", resolve));
+    assert.equal((await httpRequest("POST", `${conn.base}/signalr/abort?${conn.query}`)).status, 200);
     await withTimeout(closed, TIMEOUT_MS, "the socket's close after /abort");
-    return { ConnectionToken, ConnectionId, backendId: welcome.M.find((m) => m.M === "welcome").A[0] };
+}
+
+async function legacySession(base) {
+    const conn = await legacyOpen(base);
+    await legacyEcho(conn, "capture legacy");
+    await legacyAbort(conn);
+    return { ConnectionToken: conn.ConnectionToken, ConnectionId: conn.ConnectionId, backendId: conn.backendId };
 }
 
 test("legacy over WebSockets: negotiate to abort in one file, tokens, ids and cursors masked", async () => {
@@ -266,6 +281,30 @@ test("legacy over WebSockets: negotiate to abort in one file, tokens, ids and cu
     assert.deepEqual({ ...file.lines[close], t: 0, ws: 0 }, { type: "ws-close", t: 0, ws: 0, by: "server", code: 1000, reason: "" });
     assert.ok(close < answer, `the close (line ${close + 1}) before the abort's answer (line ${answer + 1})`);
     assert.deepEqual(file.lines.at(-1).placeholders.slice(0, 2), ["<connectionToken>", "<connectionId>"]);
+});
+
+// Two connections: b names a's backend id (a hub call about another connection, as the reconnect
+// scenarios' GetDisconnectInfo): b's file writes it as a's placeholder, the relay-wide one, so the
+// two files replay together (tests/legacy/capture/merge.mjs); it is in clear in neither file.
+test("legacy: a backend id another connection names is that id's placeholder in its file too", async () => {
+    const { files, result } = await withCapture([], async (relay) => {
+        const a = await legacyOpen(relay.url);
+        const b = await legacyOpen(relay.url);
+        await legacyEcho(b, a.backendId);
+        await legacyEcho(b, `about ${a.backendId}`);
+        await legacyAbort(b);
+        await legacyAbort(a);
+        return [a, b];
+    });
+    assert.equal(files.length, 2, `${files.map((f) => f.name)}`);
+    const [fileA, fileB] = files.sort((x, y) => x.lines[0].start - y.lines[0].start);
+    for (const file of files) assertNoneInClear(file, { "a's backend id": result[0].backendId, "b's backend id": result[1].backendId });
+    const welcome = (file) => wsFrames(file, "s2c").map((f) => JSON.parse(f.text)).find((f) => f.M?.some((m) => m.M === "welcome")).M[0].A[0];
+    assert.equal(welcome(fileA), "<backendId:1>");
+    assert.equal(welcome(fileB), "<backendId:2>");
+    assert.deepEqual(wsFrames(fileB, "c2s").map((f) => JSON.parse(f.text).A[0]), ["<backendId:1>", "about <backendId:1>"]);
+    assert.ok(wsFrames(fileB, "s2c").some((f) => JSON.parse(f.text).R === "about <backendId:1>"), "the Echo's answer");
+    assert.ok(fileB.lines.at(-1).placeholders.includes("<backendId:1>"), "listed in b's end line");
 });
 
 // serverSentEvents (the stream read until the init frame) or longPolling (connect, then a poll),
