@@ -26,6 +26,7 @@ static bool is_binary(const struct core_session *s)
 /* ------------------------------------------------------------- to client */
 
 static void close_after_flush(struct core_session *s);
+static void core_session_rearm(struct core_session *s);
 
 void core_session_flow(struct core_session *s)
 {
@@ -76,9 +77,10 @@ static void close_after_flush(struct core_session *s)
     if (s->state == CORE_CLOSING)
         return;
     s->state = CORE_CLOSING;
-    timer_cancel(&s->keepalive_timer);
+    s->keepalive_due_ms = CORE_NO_DEADLINE;
     /* The closing state's deadline: a client that does not read its last messages is cut off. */
-    loop_timer_schedule(s->loop, &s->timeout_timer, clock_now_ms() + RELAY_CLOSE_TIMEOUT_MS);
+    s->timeout_due_ms = clock_now_ms() + RELAY_CLOSE_TIMEOUT_MS;
+    core_session_rearm(s);
     if (s->channel) {
         hub_channel_close(s->channel, NULL);
         s->channel = NULL;
@@ -149,6 +151,39 @@ static void report_hub_loss(struct core_session *s, const char *what)
 
 /* ---------------------------------------------------------------- timers */
 
+/* The wheel entry follows the earliest deadline. */
+static void core_session_rearm(struct core_session *s)
+{
+    uint64_t due = s->keepalive_due_ms;
+    if (s->timeout_due_ms < due)
+        due = s->timeout_due_ms;
+    if (s->disconnect_due_ms < due)
+        due = s->disconnect_due_ms;
+    if (due == CORE_NO_DEADLINE)
+        timer_cancel(&s->timer);
+    else if (!timer_is_armed(&s->timer) || s->timer.expire_at != due)
+        loop_timer_schedule(s->loop, &s->timer, due);
+}
+
+void core_session_disconnect_at(struct core_session *s, uint64_t when)
+{
+    s->disconnect_due_ms = when;
+    core_session_rearm(s);
+}
+
+void core_session_disconnect_cancel(struct core_session *s)
+{
+    s->disconnect_due_ms = CORE_NO_DEADLINE;
+    core_session_rearm(s);
+}
+
+void core_session_client_deadlines_off(struct core_session *s)
+{
+    s->keepalive_due_ms = CORE_NO_DEADLINE;
+    s->timeout_due_ms = CORE_NO_DEADLINE;
+    core_session_rearm(s);
+}
+
 static uint32_t random_u32(void)
 {
     uint32_t r = 0;
@@ -160,7 +195,8 @@ static void core_arm_keepalive(struct core_session *s, uint64_t from)
 {
     if (!s->transport->pings)
         return;
-    loop_timer_schedule(s->loop, &s->keepalive_timer, from + s->loop->cfg->keepalive_ms);
+    s->keepalive_due_ms = from + s->loop->cfg->keepalive_ms;
+    core_session_rearm(s);
 }
 
 bool core_session_send_own(struct core_session *s, const struct hub_msg *msg)
@@ -183,10 +219,8 @@ static void send_ping(struct core_session *s)
     core_session_send_own(s, &ping);
 }
 
-static void core_keepalive_due(struct timer_entry *e)
+static void core_keepalive_due(struct core_session *s, uint64_t now)
 {
-    struct core_session *s = list_container_of(e, struct core_session, keepalive_timer);
-    uint64_t now = clock_now_ms();
     if (s->state != CORE_OPEN)
         return;
     if (now - s->last_sent_ms >= s->loop->cfg->keepalive_ms)
@@ -195,7 +229,7 @@ static void core_keepalive_due(struct timer_entry *e)
         core_arm_keepalive(s, s->last_sent_ms);
 }
 
-/* The open state's deadlines on timeout_timer: the hub's handshake answer
+/* The open state's deadlines on timeout_due_ms: the hub's handshake answer
  * (--handshake-timeout after the client's handshake went to it) until it
  * came, and the client timeout once the client has pinged. */
 static void core_arm_open_timeout(struct core_session *s)
@@ -205,16 +239,12 @@ static void core_arm_open_timeout(struct core_session *s)
         due = s->hub_answer_due_ms;
     if (s->client_pinged && s->last_received_ms + s->loop->cfg->client_timeout_ms < due)
         due = s->last_received_ms + s->loop->cfg->client_timeout_ms;
-    if (due == UINT64_MAX)
-        timer_cancel(&s->timeout_timer);
-    else
-        loop_timer_schedule(s->loop, &s->timeout_timer, due);
+    s->timeout_due_ms = due; /* UINT64_MAX is CORE_NO_DEADLINE */
+    core_session_rearm(s);
 }
 
-static void core_timeout_due(struct timer_entry *e)
+static void core_timeout_due(struct core_session *s, uint64_t now)
 {
-    struct core_session *s = list_container_of(e, struct core_session, timeout_timer);
-    uint64_t now = clock_now_ms();
     if (s->state == CORE_CLOSING) {
         log_conn_info(s->connection_id, s->endpoint->name, "session: the client did not take its last messages within %d ms; closing its socket",
                  RELAY_CLOSE_TIMEOUT_MS);
@@ -240,6 +270,29 @@ static void core_timeout_due(struct timer_entry *e)
         return;
     }
     core_arm_open_timeout(s);
+}
+
+/* The earliest deadline came: the timeout first (it may end the open state,
+ * which makes a keepalive moot), then the keepalive, then the transport's
+ * disconnect deadline, whose timer_due may free the session. */
+static void core_timer_due(struct timer_entry *e)
+{
+    struct core_session *s = list_container_of(e, struct core_session, timer);
+    uint64_t now = clock_now_ms();
+    bool disconnect = now >= s->disconnect_due_ms; /* one set by what runs below waits for the next run */
+    if (disconnect)
+        s->disconnect_due_ms = CORE_NO_DEADLINE;
+    if (now >= s->timeout_due_ms) {
+        s->timeout_due_ms = CORE_NO_DEADLINE;
+        core_timeout_due(s, now);
+    }
+    if (now >= s->keepalive_due_ms) {
+        s->keepalive_due_ms = CORE_NO_DEADLINE;
+        core_keepalive_due(s, now);
+    }
+    core_session_rearm(s);
+    if (disconnect && s->transport->timer_due)
+        s->transport->timer_due(s);
 }
 
 /* ------------------------------------------------------------------- hub */
@@ -570,8 +623,6 @@ static struct hub_client_copy *client_copy_capture(struct lws *wsi, struct negot
     return c;
 }
 
-static void core_disconnect_due(struct timer_entry *e);
-
 struct core_session *core_session_create(struct core_sessions *table, struct lws *wsi, struct hub_endpoint *endpoint,
                                          struct negotiation *negotiation, const struct core_session_identity *identity)
 {
@@ -594,9 +645,8 @@ struct core_session *core_session_create(struct core_sessions *table, struct lws
     s->client = c;
     buf_init(&s->handshake);
     msg_queue_init(&s->to_client);
-    timer_entry_init(&s->keepalive_timer, core_keepalive_due);
-    timer_entry_init(&s->timeout_timer, core_timeout_due);
-    timer_entry_init(&s->disconnect_timer, core_disconnect_due);
+    timer_entry_init(&s->timer, core_timer_due);
+    s->keepalive_due_ms = s->timeout_due_ms = s->disconnect_due_ms = CORE_NO_DEADLINE;
     snprintf(s->connection_id, sizeof s->connection_id, "-");
     if (c->connection_id)
         snprintf(s->connection_id, sizeof s->connection_id, "%s", c->connection_id);
@@ -620,7 +670,8 @@ void core_session_established(struct core_session *s)
         core_arm_open_timeout(s);
         return;
     }
-    loop_timer_schedule(s->loop, &s->timeout_timer, now + s->loop->cfg->handshake_timeout_ms);
+    s->timeout_due_ms = now + s->loop->cfg->handshake_timeout_ms;
+    core_session_rearm(s);
     /* Spread keepalives: the first one comes up to 10% early. */
     s->last_sent_ms = now - (s->loop->cfg->keepalive_ms - timer_jitter(s->loop->cfg->keepalive_ms, random_u32(), 10));
     open_channel(s);
@@ -653,14 +704,6 @@ bool core_session_register(struct core_session *s, const char *token)
     return true;
 }
 
-/* The disconnect timeout (core_http.c arms it): the client's transport is gone for good. */
-static void core_disconnect_due(struct timer_entry *e)
-{
-    struct core_session *s = list_container_of(e, struct core_session, disconnect_timer);
-    if (s->transport->timer_due)
-        s->transport->timer_due(s);
-}
-
 void core_session_client_gone(struct core_session *s)
 {
     if (s->transport->detach)
@@ -671,9 +714,7 @@ void core_session_client_gone(struct core_session *s)
 void core_session_destroy(struct core_session *s)
 {
     log_conn_info(s->connection_id, s->endpoint->name, "session: closed");
-    timer_cancel(&s->keepalive_timer);
-    timer_cancel(&s->timeout_timer);
-    timer_cancel(&s->disconnect_timer);
+    timer_cancel(&s->timer);
     core_stateful_free(s);
     if (s->in_table)
         dict_remove(&s->table->by_token, &s->by_token);

@@ -114,9 +114,14 @@ struct core_session {
     struct msg_queue to_client;
     struct wsmsg *rx_partial;
 
-    struct timer_entry keepalive_timer;
-    struct timer_entry timeout_timer;  /* handshake timeout, then the hub's answer to it and the client
-                                          timeout, then the close timeout */
+    /* One wheel entry for the session's three deadlines (CORE_NO_DEADLINE: not armed), armed
+     * for the earliest (core_session_rearm): the keepalive; the handshake timeout, then the
+     * hub's answer to it and the client timeout, then the close timeout; the transport's
+     * disconnect deadline (SSE, long polling, a stateful client away: its timer_due). */
+    struct timer_entry timer;
+    uint64_t keepalive_due_ms;
+    uint64_t timeout_due_ms;
+    uint64_t disconnect_due_ms;
     uint64_t hub_answer_due_ms;        /* open: when the hub must have answered the handshake */
     uint64_t last_sent_ms;
     uint64_t last_received_ms;
@@ -140,7 +145,6 @@ struct core_session {
     char *token;                        /* owned */
     struct core_http_request *request;  /* the SSE stream or the pending poll, or NULL */
     struct core_http_post *post_held;   /* a POST whose answer waits for `drained` */
-    struct timer_entry disconnect_timer;/* LP: between polls; the poll timeout while one waits */
     bool first_poll_done;
     struct capture_file *capture;       /* --capture: the file this connection records into, or NULL */
 };
@@ -152,6 +156,19 @@ struct core_session_identity {
     const struct hub_claim *claims; /* OpenConnection's claims */
     size_t claim_count;
 };
+
+#define CORE_NO_DEADLINE UINT64_MAX
+
+/* The transport's deadline (its timer_due runs then): SSE and long polling between
+ * requests and for a poll's timeout, a stateful client away (relay/core_stateful.c). */
+void core_session_disconnect_at(struct core_session *s, uint64_t when);
+void core_session_disconnect_cancel(struct core_session *s);
+static inline bool core_session_disconnect_armed(const struct core_session *s)
+{
+    return s->disconnect_due_ms != CORE_NO_DEADLINE;
+}
+/* The client's WebSocket is gone (stateful, relay/core_stateful.c): no keepalive, no timeout. */
+void core_session_client_deadlines_off(struct core_session *s);
 
 /* Accepts an upgrade for the hub `endpoint` serves: negotiation is what
  * core_negotiation_take returned for the id= token (ownership passes), or
