@@ -695,11 +695,24 @@ struct core_session *core_session_create_http(struct core_sessions *table, struc
     return s;
 }
 
+void core_session_unregister(struct core_session *s)
+{
+    if (!s->in_table)
+        return;
+    dict_remove(&s->table->by_token, &s->by_token);
+    free((char *)s->by_token.key.ptr);
+    s->in_table = false;
+}
+
 bool core_session_register(struct core_session *s, const char *token)
 {
-    s->token = strdup(token);
-    if (!s->token || dict_insert(&s->table->by_token, &s->by_token, span_from_cstr(s->token)) != DICT_OK)
+    char *copy = strdup(token);
+    if (!copy)
         return false;
+    if (dict_insert(&s->table->by_token, &s->by_token, span_from_cstr(copy)) != DICT_OK) {
+        free(copy);
+        return false;
+    }
     s->in_table = true;
     return true;
 }
@@ -716,9 +729,7 @@ void core_session_destroy(struct core_session *s)
     log_conn_info(s->connection_id, s->endpoint->name, "session: closed");
     timer_cancel(&s->timer);
     core_stateful_free(s);
-    if (s->in_table)
-        dict_remove(&s->table->by_token, &s->by_token);
-    free(s->token);
+    core_session_unregister(s);
     if (s->channel)
         hub_channel_close(s->channel, NULL);
     msg_queue_clear(&s->to_client);

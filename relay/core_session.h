@@ -97,6 +97,8 @@ enum core_session_state {
 
 struct core_session {
     enum wsi_role role;                /* WSI_ROLE_CORE_SESSION */
+    bool in_table;                     /* by_token is in table->by_token */
+    bool first_poll_done;              /* long polling (relay/core_http.c) */
     struct list_node link;             /* in core_sessions.all */
     struct loop *loop;
     struct core_sessions *table;
@@ -138,14 +140,12 @@ struct core_session {
     struct core_stateful *stateful;    /* stateful reconnect (relay/core_stateful.c), or NULL */
     char connection_id[48];            /* for logs: the hub's id, or "-" */
 
-    /* SSE and long polling (relay/core_http.c): the token the requests carry,
-     * the request that is streaming or polling now, the disconnect timer. */
+    /* The token the requests carry (SSE, long polling; a WebSocket's negotiated
+     * id=): by_token.key owns its bytes while in_table. SSE and long polling
+     * (relay/core_http.c): the request that is streaming or polling now. */
     struct dict_entry by_token;
-    bool in_table;
-    char *token;                        /* owned */
     struct core_http_request *request;  /* the SSE stream or the pending poll, or NULL */
     struct core_http_post *post_held;   /* a POST whose answer waits for `drained` */
-    bool first_poll_done;
     struct capture_file *capture;       /* --capture: the file this connection records into, or NULL */
 };
 
@@ -192,6 +192,8 @@ struct core_session *core_session_create_http(struct core_sessions *table, struc
 /* Makes s known by token (a WebSocket's negotiated id=), so that requests
  * naming it get the server's answers (405, 409) rather than 404. False when out of memory. */
 bool core_session_register(struct core_session *s, const char *token);
+/* No longer known by its token (nothing if it was not). */
+void core_session_unregister(struct core_session *s);
 /* The body of one POST: one or more whole messages from the client. */
 void core_session_client_data(struct core_session *s, const void *data, size_t len);
 /* The transport wrote some of s->to_client: resumes the hub when below half the mark. */

@@ -20,9 +20,8 @@ void core_sessions_free(struct core_sessions *table)
         n = n->next;
         if (s->transport->kind != CORE_TRANSPORT_WEBSOCKETS || !s->wsi) { /* no socket: SSE, LP, a stateful client away */
             core_session_client_gone(s);
-        } else if (s->in_table) { /* it goes later, with its wsi */
-            dict_remove(&table->by_token, &s->by_token);
-            s->in_table = false;
+        } else { /* it goes later, with its wsi */
+            core_session_unregister(s);
         }
     }
     dict_free(&table->by_token);
