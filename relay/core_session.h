@@ -170,6 +170,12 @@ static inline bool core_session_disconnect_armed(const struct core_session *s)
 /* The client's WebSocket is gone (stateful, relay/core_stateful.c): no keepalive, no timeout. */
 void core_session_client_deadlines_off(struct core_session *s);
 
+/* What the hub channel will be opened with, from the request on wsi (relay/core_client_copy.c):
+ * its headers and query, the negotiate's backend token and id (taken from negotiation, which
+ * stays the caller's), identity's id and claims. NULL when out of memory. */
+struct hub_client_copy *core_client_copy_capture(struct lws *wsi, struct negotiation *negotiation,
+                                                 const struct core_session_identity *identity);
+
 /* Accepts an upgrade for the hub `endpoint` serves: negotiation is what
  * core_negotiation_take returned for the id= token (ownership passes), or
  * NULL for a client that skipped negotiation; identity is NULL in proxy
