@@ -23,6 +23,18 @@ static bool is_binary(const struct core_session *s)
     return s->protocol == HUB_PROTOCOL_MSGPACK;
 }
 
+static void pending_free(struct core_session *s)
+{
+    struct core_pending *p = s->pending;
+    if (!p)
+        return;
+    hub_client_copy_free(p->client);
+    buf_free(&p->handshake);
+    free(p->hub_failure);
+    free(p);
+    s->pending = NULL;
+}
+
 /* ------------------------------------------------------------- to client */
 
 static void close_after_flush(struct core_session *s);
@@ -136,9 +148,9 @@ static void report_hub_loss(struct core_session *s, const char *what)
              * client's request breaks clients (the JS client fails start() with
              * "stopConnection ... still in the connecting state"). Keep the text
              * for when the request arrives, or the handshake timeout fires. */
-            free(s->hub_failure);
-            s->hub_failure = strdup(text);
-            if (s->hub_failure)
+            free(s->pending->hub_failure);
+            s->pending->hub_failure = strdup(text);
+            if (s->pending->hub_failure)
                 return;
         }
         fail_handshake(s, text);
@@ -236,7 +248,7 @@ static void core_arm_open_timeout(struct core_session *s)
 {
     uint64_t due = UINT64_MAX;
     if (!s->handshake_answered)
-        due = s->hub_answer_due_ms;
+        due = s->pending->hub_answer_due_ms;
     if (s->client_pinged && s->last_received_ms + s->loop->cfg->client_timeout_ms < due)
         due = s->last_received_ms + s->loop->cfg->client_timeout_ms;
     s->timeout_due_ms = due; /* UINT64_MAX is CORE_NO_DEADLINE */
@@ -253,12 +265,12 @@ static void core_timeout_due(struct core_session *s, uint64_t now)
         return;
     }
     if (s->state == CORE_AWAIT_HANDSHAKE) {
-        fail_handshake(s, s->hub_failure ? s->hub_failure : HANDSHAKE_TEXT_CANCELED);
+        fail_handshake(s, s->pending->hub_failure ? s->pending->hub_failure : HANDSHAKE_TEXT_CANCELED);
         return;
     }
     if (s->state != CORE_OPEN)
         return;
-    if (!s->handshake_answered && now >= s->hub_answer_due_ms) {
+    if (!s->handshake_answered && now >= s->pending->hub_answer_due_ms) {
         log_conn_info(s->connection_id, s->endpoint->name, "session: hub %s did not answer the handshake within %u ms, closing",
                  s->endpoint->name, s->loop->cfg->handshake_timeout_ms);
         report_hub_loss(s, "it did not answer the handshake in time");
@@ -299,12 +311,12 @@ static void core_timer_due(struct timer_entry *e)
 
 static void open_channel(struct core_session *s)
 {
-    struct hub_client_copy *c = s->client;
+    struct hub_client_copy *c = s->pending->client;
     struct hub_channel_client client = hub_client_copy_view(c);
     const char *why = NULL;
     s->channel = hub_channel_open(s->endpoint, &client, &core_channel_ops, s, &why);
     /* The channel keeps its own copies: an idle session holds none of this. */
-    s->client = NULL;
+    s->pending->client = NULL;
     hub_client_copy_free(c);
     if (!s->channel)
         report_hub_loss(s, why);
@@ -327,6 +339,8 @@ static void inspect_hub_message(struct core_session *s, const struct wsmsg *m)
     if (!s->handshake_answered) {
         /* The first record is the handshake response, always JSON + RS. */
         s->handshake_answered = true;
+        if (s->state == CORE_OPEN) /* the client's handshake went to the hub: nothing pending is needed now */
+            pending_free(s);
         struct span record;
         size_t consumed;
         struct handshake_response resp;
@@ -434,7 +448,8 @@ static void watch_for_first_ping(struct core_session *s, const char *data, size_
  * the channel with everything received so far: the hub answers the handshake. */
 static void handle_handshake_bytes(struct core_session *s, struct wsmsg *m)
 {
-    if (!buf_append(&s->handshake, m->payload, m->len)) {
+    struct buf *bytes = &s->pending->handshake;
+    if (!buf_append(bytes, m->payload, m->len)) {
         wsmsg_free(m);
         fail_handshake(s, HANDSHAKE_TEXT_UNEXPECTED);
         return;
@@ -442,7 +457,7 @@ static void handle_handshake_bytes(struct core_session *s, struct wsmsg *m)
     wsmsg_free(m);
     struct span record;
     size_t consumed;
-    enum proto_status st = core_text_next_record(s->handshake.data, s->handshake.len, HANDSHAKE_MAX_BYTES,
+    enum proto_status st = core_text_next_record(bytes->data, bytes->len, HANDSHAKE_MAX_BYTES,
                                                  &record, &consumed, NULL);
     if (st == PROTO_INCOMPLETE)
         return;
@@ -471,17 +486,17 @@ static void handle_handshake_bytes(struct core_session *s, struct wsmsg *m)
         buf_append_cstr(&text, "' protocol on the current transport. The transport does not support 'Binary' transfer format.");
         buf_append_byte(&text, '\0');
         fail_handshake(s, text.data);
-    } else if (s->hub_failure || !s->channel) {
-        fail_handshake(s, s->hub_failure ? s->hub_failure : HANDSHAKE_TEXT_CANCELED);
+    } else if (s->pending->hub_failure || !s->channel) {
+        fail_handshake(s, s->pending->hub_failure ? s->pending->hub_failure : HANDSHAKE_TEXT_CANCELED);
     } else {
         s->state = CORE_OPEN;
         s->loop->stats.sessions_opened++;
         core_stateful_start(s, req.version);
-        s->hub_answer_due_ms = clock_now_ms() + s->loop->cfg->handshake_timeout_ms;
+        s->pending->hub_answer_due_ms = clock_now_ms() + s->loop->cfg->handshake_timeout_ms;
         core_arm_open_timeout(s);
-        watch_for_first_ping(s, s->handshake.data + consumed, s->handshake.len - consumed);
-        struct wsmsg *all = wsmsg_copy(s->handshake.data, s->handshake.len, false);
-        buf_free(&s->handshake);
+        watch_for_first_ping(s, bytes->data + consumed, bytes->len - consumed);
+        struct wsmsg *all = wsmsg_copy(bytes->data, bytes->len, false);
+        buf_free(bytes);
         if (all) {
             after_send(s, hub_channel_begin(s->channel, s->protocol, all));
         } else {
@@ -577,8 +592,10 @@ struct core_session *core_session_create(struct core_sessions *table, struct lws
                                          struct negotiation *negotiation, const struct core_session_identity *identity)
 {
     struct core_session *s = calloc(1, sizeof *s);
-    struct hub_client_copy *c = s ? core_client_copy_capture(wsi, negotiation, identity) : NULL;
+    struct core_pending *pending = s ? calloc(1, sizeof *pending) : NULL;
+    struct hub_client_copy *c = pending ? core_client_copy_capture(wsi, negotiation, identity) : NULL;
     if (!c) {
+        free(pending);
         free(s);
         if (negotiation)
             core_negotiation_free(negotiation);
@@ -592,8 +609,9 @@ struct core_session *core_session_create(struct core_sessions *table, struct lws
     s->endpoint = endpoint;
     s->state = CORE_AWAIT_HANDSHAKE;
     s->protocol = HUB_PROTOCOL_JSON;
-    s->client = c;
-    buf_init(&s->handshake);
+    s->pending = pending;
+    s->pending->client = c;
+    buf_init(&s->pending->handshake);
     msg_queue_init(&s->to_client);
     timer_entry_init(&s->timer, core_timer_due);
     s->keepalive_due_ms = s->timeout_due_ms = s->disconnect_due_ms = CORE_NO_DEADLINE;
@@ -662,12 +680,10 @@ void core_session_destroy(struct core_session *s)
         hub_channel_close(s->channel, NULL);
     msg_queue_clear(&s->to_client);
     wsmsg_free(s->rx_partial);
-    buf_free(&s->handshake);
     list_unlink(&s->link);
     s->loop->stats.sessions_active--;
     s->loop->stats.sessions_closed++;
-    hub_client_copy_free(s->client);
-    free(s->hub_failure);
+    pending_free(s);
     capture_session_end(&s->capture);
     free(s);
 }

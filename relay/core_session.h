@@ -95,6 +95,17 @@ enum core_session_state {
     CORE_CLOSING,         /* flushing the last messages, then closing */
 };
 
+/* What a session needs only until the hub has answered its client's
+ * handshake: allocated with the session, freed when that answer comes in the
+ * open state (or with the session), so an idle client holds none of it. */
+struct core_pending {
+    struct hub_client_copy *client;    /* what opening the channel needs; freed once it is opened */
+    struct buf handshake;              /* client bytes until the handshake record is complete */
+    char *hub_failure;                 /* the hub is gone before the client's handshake came:
+                                          the text that handshake will be answered with */
+    uint64_t hub_answer_due_ms;        /* open: when the hub must have answered the handshake */
+};
+
 struct core_session {
     enum wsi_role role;                /* WSI_ROLE_CORE_SESSION */
     bool in_table;                     /* by_token is in table->by_token */
@@ -110,9 +121,8 @@ struct core_session {
 
     /* The hub side, opened when the WebSocket is established. */
     struct hub_channel *channel;
-    struct hub_client_copy *client;    /* what opening the channel needs; freed once it is opened */
+    struct core_pending *pending;      /* until the hub answered the client's handshake, else NULL */
 
-    struct buf handshake;              /* client bytes until the handshake record is complete */
     struct msg_queue to_client;
     struct wsmsg *rx_partial;
 
@@ -124,12 +134,9 @@ struct core_session {
     uint64_t keepalive_due_ms;
     uint64_t timeout_due_ms;
     uint64_t disconnect_due_ms;
-    uint64_t hub_answer_due_ms;        /* open: when the hub must have answered the handshake */
     uint64_t last_sent_ms;
     uint64_t last_received_ms;
 
-    char *hub_failure;                 /* the hub is gone before the client's handshake came:
-                                          the text that handshake will be answered with */
     bool client_pinged;
     bool handshake_answered;           /* the hub's handshake response reached the queue */
     bool hub_sent_close;
