@@ -82,7 +82,7 @@ static int open_session(struct core_sessions *table, struct lws *wsi, const char
     if (!sse) {
         free(req);
         s->first_poll_done = true;
-        loop_timer_schedule(table->loop, &s->disconnect_timer, clock_now_ms() + cfg->disconnect_timeout_ms);
+        core_session_disconnect_at(s, clock_now_ms() + cfg->disconnect_timeout_ms);
         return http_respond(cfg, wsi, 200, "application/octet-stream", "", 0);
     }
     req->session = s;
@@ -263,7 +263,7 @@ void core_http_closed(void *owner)
             core_session_client_gone(s);
         } else {
             /* A poll that vanished: the client has the disconnect timeout to poll again. */
-            loop_timer_schedule(s->loop, &s->disconnect_timer, clock_now_ms() + s->loop->cfg->disconnect_timeout_ms);
+            core_session_disconnect_at(s, clock_now_ms() + s->loop->cfg->disconnect_timeout_ms);
         }
     }
     core_http_request_free(req, req->loop);

@@ -5,8 +5,8 @@
  * waits up to --long-poll-timeout and is then answered 200 empty; a newer
  * poll, DELETE, or the end of the connection answers a waiting poll 204.
  * Between polls the client has --disconnect-timeout to poll again, else the
- * connection is over. Both deadlines are the session's disconnect_timer on
- * the loop's one timer wheel. No pings: long polling keeps itself alive. */
+ * connection is over. Both deadlines are the session's disconnect deadline
+ * (core_session_disconnect_at). No pings: long polling keeps itself alive. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,7 +17,7 @@
 
 static void arm(struct core_session *s, unsigned after_ms)
 {
-    loop_timer_schedule(s->loop, &s->disconnect_timer, clock_now_ms() + after_ms);
+    core_session_disconnect_at(s, clock_now_ms() + after_ms);
 }
 
 /* Something to say to a waiting poll: let it be written. */

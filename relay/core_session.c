@@ -23,9 +23,22 @@ static bool is_binary(const struct core_session *s)
     return s->protocol == HUB_PROTOCOL_MSGPACK;
 }
 
+static void pending_free(struct core_session *s)
+{
+    struct core_pending *p = s->pending;
+    if (!p)
+        return;
+    hub_client_copy_free(p->client);
+    buf_free(&p->handshake);
+    free(p->hub_failure);
+    free(p);
+    s->pending = NULL;
+}
+
 /* ------------------------------------------------------------- to client */
 
 static void close_after_flush(struct core_session *s);
+static void core_session_rearm(struct core_session *s);
 
 void core_session_flow(struct core_session *s)
 {
@@ -76,9 +89,10 @@ static void close_after_flush(struct core_session *s)
     if (s->state == CORE_CLOSING)
         return;
     s->state = CORE_CLOSING;
-    timer_cancel(&s->keepalive_timer);
+    s->keepalive_due_ms = CORE_NO_DEADLINE;
     /* The closing state's deadline: a client that does not read its last messages is cut off. */
-    loop_timer_schedule(s->loop, &s->timeout_timer, clock_now_ms() + RELAY_CLOSE_TIMEOUT_MS);
+    s->timeout_due_ms = clock_now_ms() + RELAY_CLOSE_TIMEOUT_MS;
+    core_session_rearm(s);
     if (s->channel) {
         hub_channel_close(s->channel, NULL);
         s->channel = NULL;
@@ -134,9 +148,9 @@ static void report_hub_loss(struct core_session *s, const char *what)
              * client's request breaks clients (the JS client fails start() with
              * "stopConnection ... still in the connecting state"). Keep the text
              * for when the request arrives, or the handshake timeout fires. */
-            free(s->hub_failure);
-            s->hub_failure = strdup(text);
-            if (s->hub_failure)
+            free(s->pending->hub_failure);
+            s->pending->hub_failure = strdup(text);
+            if (s->pending->hub_failure)
                 return;
         }
         fail_handshake(s, text);
@@ -149,6 +163,39 @@ static void report_hub_loss(struct core_session *s, const char *what)
 
 /* ---------------------------------------------------------------- timers */
 
+/* The wheel entry follows the earliest deadline. */
+static void core_session_rearm(struct core_session *s)
+{
+    uint64_t due = s->keepalive_due_ms;
+    if (s->timeout_due_ms < due)
+        due = s->timeout_due_ms;
+    if (s->disconnect_due_ms < due)
+        due = s->disconnect_due_ms;
+    if (due == CORE_NO_DEADLINE)
+        timer_cancel(&s->timer);
+    else if (!timer_is_armed(&s->timer) || s->timer.expire_at != due)
+        loop_timer_schedule(s->loop, &s->timer, due);
+}
+
+void core_session_disconnect_at(struct core_session *s, uint64_t when)
+{
+    s->disconnect_due_ms = when;
+    core_session_rearm(s);
+}
+
+void core_session_disconnect_cancel(struct core_session *s)
+{
+    s->disconnect_due_ms = CORE_NO_DEADLINE;
+    core_session_rearm(s);
+}
+
+void core_session_client_deadlines_off(struct core_session *s)
+{
+    s->keepalive_due_ms = CORE_NO_DEADLINE;
+    s->timeout_due_ms = CORE_NO_DEADLINE;
+    core_session_rearm(s);
+}
+
 static uint32_t random_u32(void)
 {
     uint32_t r = 0;
@@ -160,7 +207,8 @@ static void core_arm_keepalive(struct core_session *s, uint64_t from)
 {
     if (!s->transport->pings)
         return;
-    loop_timer_schedule(s->loop, &s->keepalive_timer, from + s->loop->cfg->keepalive_ms);
+    s->keepalive_due_ms = from + s->loop->cfg->keepalive_ms;
+    core_session_rearm(s);
 }
 
 bool core_session_send_own(struct core_session *s, const struct hub_msg *msg)
@@ -183,10 +231,8 @@ static void send_ping(struct core_session *s)
     core_session_send_own(s, &ping);
 }
 
-static void core_keepalive_due(struct timer_entry *e)
+static void core_keepalive_due(struct core_session *s, uint64_t now)
 {
-    struct core_session *s = list_container_of(e, struct core_session, keepalive_timer);
-    uint64_t now = clock_now_ms();
     if (s->state != CORE_OPEN)
         return;
     if (now - s->last_sent_ms >= s->loop->cfg->keepalive_ms)
@@ -195,26 +241,22 @@ static void core_keepalive_due(struct timer_entry *e)
         core_arm_keepalive(s, s->last_sent_ms);
 }
 
-/* The open state's deadlines on timeout_timer: the hub's handshake answer
+/* The open state's deadlines on timeout_due_ms: the hub's handshake answer
  * (--handshake-timeout after the client's handshake went to it) until it
  * came, and the client timeout once the client has pinged. */
 static void core_arm_open_timeout(struct core_session *s)
 {
     uint64_t due = UINT64_MAX;
     if (!s->handshake_answered)
-        due = s->hub_answer_due_ms;
+        due = s->pending->hub_answer_due_ms;
     if (s->client_pinged && s->last_received_ms + s->loop->cfg->client_timeout_ms < due)
         due = s->last_received_ms + s->loop->cfg->client_timeout_ms;
-    if (due == UINT64_MAX)
-        timer_cancel(&s->timeout_timer);
-    else
-        loop_timer_schedule(s->loop, &s->timeout_timer, due);
+    s->timeout_due_ms = due; /* UINT64_MAX is CORE_NO_DEADLINE */
+    core_session_rearm(s);
 }
 
-static void core_timeout_due(struct timer_entry *e)
+static void core_timeout_due(struct core_session *s, uint64_t now)
 {
-    struct core_session *s = list_container_of(e, struct core_session, timeout_timer);
-    uint64_t now = clock_now_ms();
     if (s->state == CORE_CLOSING) {
         log_conn_info(s->connection_id, s->endpoint->name, "session: the client did not take its last messages within %d ms; closing its socket",
                  RELAY_CLOSE_TIMEOUT_MS);
@@ -223,12 +265,12 @@ static void core_timeout_due(struct timer_entry *e)
         return;
     }
     if (s->state == CORE_AWAIT_HANDSHAKE) {
-        fail_handshake(s, s->hub_failure ? s->hub_failure : HANDSHAKE_TEXT_CANCELED);
+        fail_handshake(s, s->pending->hub_failure ? s->pending->hub_failure : HANDSHAKE_TEXT_CANCELED);
         return;
     }
     if (s->state != CORE_OPEN)
         return;
-    if (!s->handshake_answered && now >= s->hub_answer_due_ms) {
+    if (!s->handshake_answered && now >= s->pending->hub_answer_due_ms) {
         log_conn_info(s->connection_id, s->endpoint->name, "session: hub %s did not answer the handshake within %u ms, closing",
                  s->endpoint->name, s->loop->cfg->handshake_timeout_ms);
         report_hub_loss(s, "it did not answer the handshake in time");
@@ -242,16 +284,39 @@ static void core_timeout_due(struct timer_entry *e)
     core_arm_open_timeout(s);
 }
 
+/* The earliest deadline came: the timeout first (it may end the open state,
+ * which makes a keepalive moot), then the keepalive, then the transport's
+ * disconnect deadline, whose timer_due may free the session. */
+static void core_timer_due(struct timer_entry *e)
+{
+    struct core_session *s = list_container_of(e, struct core_session, timer);
+    uint64_t now = clock_now_ms();
+    bool disconnect = now >= s->disconnect_due_ms; /* one set by what runs below waits for the next run */
+    if (disconnect)
+        s->disconnect_due_ms = CORE_NO_DEADLINE;
+    if (now >= s->timeout_due_ms) {
+        s->timeout_due_ms = CORE_NO_DEADLINE;
+        core_timeout_due(s, now);
+    }
+    if (now >= s->keepalive_due_ms) {
+        s->keepalive_due_ms = CORE_NO_DEADLINE;
+        core_keepalive_due(s, now);
+    }
+    core_session_rearm(s);
+    if (disconnect && s->transport->timer_due)
+        s->transport->timer_due(s);
+}
+
 /* ------------------------------------------------------------------- hub */
 
 static void open_channel(struct core_session *s)
 {
-    struct hub_client_copy *c = s->client;
+    struct hub_client_copy *c = s->pending->client;
     struct hub_channel_client client = hub_client_copy_view(c);
     const char *why = NULL;
     s->channel = hub_channel_open(s->endpoint, &client, &core_channel_ops, s, &why);
     /* The channel keeps its own copies: an idle session holds none of this. */
-    s->client = NULL;
+    s->pending->client = NULL;
     hub_client_copy_free(c);
     if (!s->channel)
         report_hub_loss(s, why);
@@ -274,6 +339,8 @@ static void inspect_hub_message(struct core_session *s, const struct wsmsg *m)
     if (!s->handshake_answered) {
         /* The first record is the handshake response, always JSON + RS. */
         s->handshake_answered = true;
+        if (s->state == CORE_OPEN) /* the client's handshake went to the hub: nothing pending is needed now */
+            pending_free(s);
         struct span record;
         size_t consumed;
         struct handshake_response resp;
@@ -381,7 +448,8 @@ static void watch_for_first_ping(struct core_session *s, const char *data, size_
  * the channel with everything received so far: the hub answers the handshake. */
 static void handle_handshake_bytes(struct core_session *s, struct wsmsg *m)
 {
-    if (!buf_append(&s->handshake, m->payload, m->len)) {
+    struct buf *bytes = &s->pending->handshake;
+    if (!buf_append(bytes, m->payload, m->len)) {
         wsmsg_free(m);
         fail_handshake(s, HANDSHAKE_TEXT_UNEXPECTED);
         return;
@@ -389,7 +457,7 @@ static void handle_handshake_bytes(struct core_session *s, struct wsmsg *m)
     wsmsg_free(m);
     struct span record;
     size_t consumed;
-    enum proto_status st = core_text_next_record(s->handshake.data, s->handshake.len, HANDSHAKE_MAX_BYTES,
+    enum proto_status st = core_text_next_record(bytes->data, bytes->len, HANDSHAKE_MAX_BYTES,
                                                  &record, &consumed, NULL);
     if (st == PROTO_INCOMPLETE)
         return;
@@ -418,17 +486,17 @@ static void handle_handshake_bytes(struct core_session *s, struct wsmsg *m)
         buf_append_cstr(&text, "' protocol on the current transport. The transport does not support 'Binary' transfer format.");
         buf_append_byte(&text, '\0');
         fail_handshake(s, text.data);
-    } else if (s->hub_failure || !s->channel) {
-        fail_handshake(s, s->hub_failure ? s->hub_failure : HANDSHAKE_TEXT_CANCELED);
+    } else if (s->pending->hub_failure || !s->channel) {
+        fail_handshake(s, s->pending->hub_failure ? s->pending->hub_failure : HANDSHAKE_TEXT_CANCELED);
     } else {
         s->state = CORE_OPEN;
         s->loop->stats.sessions_opened++;
         core_stateful_start(s, req.version);
-        s->hub_answer_due_ms = clock_now_ms() + s->loop->cfg->handshake_timeout_ms;
+        s->pending->hub_answer_due_ms = clock_now_ms() + s->loop->cfg->handshake_timeout_ms;
         core_arm_open_timeout(s);
-        watch_for_first_ping(s, s->handshake.data + consumed, s->handshake.len - consumed);
-        struct wsmsg *all = wsmsg_copy(s->handshake.data, s->handshake.len, false);
-        buf_free(&s->handshake);
+        watch_for_first_ping(s, bytes->data + consumed, bytes->len - consumed);
+        struct wsmsg *all = wsmsg_copy(bytes->data, bytes->len, false);
+        buf_free(bytes);
         if (all) {
             after_send(s, hub_channel_begin(s->channel, s->protocol, all));
         } else {
@@ -520,64 +588,14 @@ void core_sessions_shutdown(struct core_sessions *table)
     }
 }
 
-/* The identity into the copy (hub_client_copy_free frees it): the id and each claim's strings. */
-static bool identity_copy(struct hub_client_copy *c, const struct core_session_identity *identity)
-{
-    c->connection_id = strdup(identity->connection_id);
-    c->claims = identity->claim_count ? calloc(identity->claim_count, sizeof *c->claims) : NULL;
-    if (!c->connection_id || (identity->claim_count && !c->claims))
-        return false;
-    for (; c->claim_count < identity->claim_count; c->claim_count++) {
-        struct hub_claim *dst = &c->claims[c->claim_count];
-        dst->type = strdup(identity->claims[c->claim_count].type);
-        dst->value = strdup(identity->claims[c->claim_count].value);
-        if (!dst->type || !dst->value) {
-            c->claim_count++; /* freed with the others */
-            return false;
-        }
-    }
-    return true;
-}
-
-/* What the channel will be opened with, from the upgrade request. */
-static struct hub_client_copy *client_copy_capture(struct lws *wsi, struct negotiation *negotiation,
-                                                   const struct core_session_identity *identity)
-{
-    /* In service mode the relay checked the client's token itself: it is not the app's business. */
-    static const char *const not_forwarded[] = { "id", "access_token" };
-    struct hub_client_copy *c = calloc(1, sizeof *c);
-    if (!c)
-        return NULL;
-    struct buf query;
-    buf_init(&query);
-    char forwarded_for[400];
-    http_forwarded_for(wsi, forwarded_for, sizeof forwarded_for);
-    header_list_capture(&c->headers, wsi);
-    bool ok = http_query_forward(wsi, &query, not_forwarded, identity ? 2 : 1) && buf_append_byte(&query, '\0') &&
-              (!identity || identity_copy(c, identity));
-    c->query = query.data; /* ownership moves from the buf */
-    c->forwarded_for = strdup(forwarded_for);
-    if (negotiation) {
-        c->negotiated_token = negotiation->backend_token;
-        negotiation->backend_token = NULL;
-        c->connection_id = negotiation->backend_connection_id;
-        negotiation->backend_connection_id = NULL;
-    }
-    if (!ok || !c->forwarded_for) {
-        hub_client_copy_free(c);
-        return NULL;
-    }
-    return c;
-}
-
-static void core_disconnect_due(struct timer_entry *e);
-
 struct core_session *core_session_create(struct core_sessions *table, struct lws *wsi, struct hub_endpoint *endpoint,
                                          struct negotiation *negotiation, const struct core_session_identity *identity)
 {
     struct core_session *s = calloc(1, sizeof *s);
-    struct hub_client_copy *c = s ? client_copy_capture(wsi, negotiation, identity) : NULL;
+    struct core_pending *pending = s ? calloc(1, sizeof *pending) : NULL;
+    struct hub_client_copy *c = pending ? core_client_copy_capture(wsi, negotiation, identity) : NULL;
     if (!c) {
+        free(pending);
         free(s);
         if (negotiation)
             core_negotiation_free(negotiation);
@@ -591,12 +609,12 @@ struct core_session *core_session_create(struct core_sessions *table, struct lws
     s->endpoint = endpoint;
     s->state = CORE_AWAIT_HANDSHAKE;
     s->protocol = HUB_PROTOCOL_JSON;
-    s->client = c;
-    buf_init(&s->handshake);
+    s->pending = pending;
+    s->pending->client = c;
+    buf_init(&s->pending->handshake);
     msg_queue_init(&s->to_client);
-    timer_entry_init(&s->keepalive_timer, core_keepalive_due);
-    timer_entry_init(&s->timeout_timer, core_timeout_due);
-    timer_entry_init(&s->disconnect_timer, core_disconnect_due);
+    timer_entry_init(&s->timer, core_timer_due);
+    s->keepalive_due_ms = s->timeout_due_ms = s->disconnect_due_ms = CORE_NO_DEADLINE;
     snprintf(s->connection_id, sizeof s->connection_id, "-");
     if (c->connection_id)
         snprintf(s->connection_id, sizeof s->connection_id, "%s", c->connection_id);
@@ -620,7 +638,8 @@ void core_session_established(struct core_session *s)
         core_arm_open_timeout(s);
         return;
     }
-    loop_timer_schedule(s->loop, &s->timeout_timer, now + s->loop->cfg->handshake_timeout_ms);
+    s->timeout_due_ms = now + s->loop->cfg->handshake_timeout_ms;
+    core_session_rearm(s);
     /* Spread keepalives: the first one comes up to 10% early. */
     s->last_sent_ms = now - (s->loop->cfg->keepalive_ms - timer_jitter(s->loop->cfg->keepalive_ms, random_u32(), 10));
     open_channel(s);
@@ -644,23 +663,6 @@ struct core_session *core_session_create_http(struct core_sessions *table, struc
     return s;
 }
 
-bool core_session_register(struct core_session *s, const char *token)
-{
-    s->token = strdup(token);
-    if (!s->token || dict_insert(&s->table->by_token, &s->by_token, span_from_cstr(s->token)) != DICT_OK)
-        return false;
-    s->in_table = true;
-    return true;
-}
-
-/* The disconnect timeout (core_http.c arms it): the client's transport is gone for good. */
-static void core_disconnect_due(struct timer_entry *e)
-{
-    struct core_session *s = list_container_of(e, struct core_session, disconnect_timer);
-    if (s->transport->timer_due)
-        s->transport->timer_due(s);
-}
-
 void core_session_client_gone(struct core_session *s)
 {
     if (s->transport->detach)
@@ -671,23 +673,17 @@ void core_session_client_gone(struct core_session *s)
 void core_session_destroy(struct core_session *s)
 {
     log_conn_info(s->connection_id, s->endpoint->name, "session: closed");
-    timer_cancel(&s->keepalive_timer);
-    timer_cancel(&s->timeout_timer);
-    timer_cancel(&s->disconnect_timer);
+    timer_cancel(&s->timer);
     core_stateful_free(s);
-    if (s->in_table)
-        dict_remove(&s->table->by_token, &s->by_token);
-    free(s->token);
+    core_session_unregister(s);
     if (s->channel)
         hub_channel_close(s->channel, NULL);
     msg_queue_clear(&s->to_client);
     wsmsg_free(s->rx_partial);
-    buf_free(&s->handshake);
     list_unlink(&s->link);
     s->loop->stats.sessions_active--;
     s->loop->stats.sessions_closed++;
-    hub_client_copy_free(s->client);
-    free(s->hub_failure);
+    pending_free(s);
     capture_session_end(&s->capture);
     free(s);
 }

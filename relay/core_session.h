@@ -95,8 +95,21 @@ enum core_session_state {
     CORE_CLOSING,         /* flushing the last messages, then closing */
 };
 
+/* What a session needs only until the hub has answered its client's
+ * handshake: allocated with the session, freed when that answer comes in the
+ * open state (or with the session), so an idle client holds none of it. */
+struct core_pending {
+    struct hub_client_copy *client;    /* what opening the channel needs; freed once it is opened */
+    struct buf handshake;              /* client bytes until the handshake record is complete */
+    char *hub_failure;                 /* the hub is gone before the client's handshake came:
+                                          the text that handshake will be answered with */
+    uint64_t hub_answer_due_ms;        /* open: when the hub must have answered the handshake */
+};
+
 struct core_session {
     enum wsi_role role;                /* WSI_ROLE_CORE_SESSION */
+    bool in_table;                     /* by_token is in table->by_token */
+    bool first_poll_done;              /* long polling (relay/core_http.c) */
     struct list_node link;             /* in core_sessions.all */
     struct loop *loop;
     struct core_sessions *table;
@@ -108,21 +121,22 @@ struct core_session {
 
     /* The hub side, opened when the WebSocket is established. */
     struct hub_channel *channel;
-    struct hub_client_copy *client;    /* what opening the channel needs; freed once it is opened */
+    struct core_pending *pending;      /* until the hub answered the client's handshake, else NULL */
 
-    struct buf handshake;              /* client bytes until the handshake record is complete */
     struct msg_queue to_client;
     struct wsmsg *rx_partial;
 
-    struct timer_entry keepalive_timer;
-    struct timer_entry timeout_timer;  /* handshake timeout, then the hub's answer to it and the client
-                                          timeout, then the close timeout */
-    uint64_t hub_answer_due_ms;        /* open: when the hub must have answered the handshake */
+    /* One wheel entry for the session's three deadlines (CORE_NO_DEADLINE: not armed), armed
+     * for the earliest (core_session_rearm): the keepalive; the handshake timeout, then the
+     * hub's answer to it and the client timeout, then the close timeout; the transport's
+     * disconnect deadline (SSE, long polling, a stateful client away: its timer_due). */
+    struct timer_entry timer;
+    uint64_t keepalive_due_ms;
+    uint64_t timeout_due_ms;
+    uint64_t disconnect_due_ms;
     uint64_t last_sent_ms;
     uint64_t last_received_ms;
 
-    char *hub_failure;                 /* the hub is gone before the client's handshake came:
-                                          the text that handshake will be answered with */
     bool client_pinged;
     bool handshake_answered;           /* the hub's handshake response reached the queue */
     bool hub_sent_close;
@@ -133,15 +147,12 @@ struct core_session {
     struct core_stateful *stateful;    /* stateful reconnect (relay/core_stateful.c), or NULL */
     char connection_id[48];            /* for logs: the hub's id, or "-" */
 
-    /* SSE and long polling (relay/core_http.c): the token the requests carry,
-     * the request that is streaming or polling now, the disconnect timer. */
+    /* The token the requests carry (SSE, long polling; a WebSocket's negotiated
+     * id=): by_token.key owns its bytes while in_table. SSE and long polling
+     * (relay/core_http.c): the request that is streaming or polling now. */
     struct dict_entry by_token;
-    bool in_table;
-    char *token;                        /* owned */
     struct core_http_request *request;  /* the SSE stream or the pending poll, or NULL */
     struct core_http_post *post_held;   /* a POST whose answer waits for `drained` */
-    struct timer_entry disconnect_timer;/* LP: between polls; the poll timeout while one waits */
-    bool first_poll_done;
     struct capture_file *capture;       /* --capture: the file this connection records into, or NULL */
 };
 
@@ -152,6 +163,25 @@ struct core_session_identity {
     const struct hub_claim *claims; /* OpenConnection's claims */
     size_t claim_count;
 };
+
+#define CORE_NO_DEADLINE UINT64_MAX
+
+/* The transport's deadline (its timer_due runs then): SSE and long polling between
+ * requests and for a poll's timeout, a stateful client away (relay/core_stateful.c). */
+void core_session_disconnect_at(struct core_session *s, uint64_t when);
+void core_session_disconnect_cancel(struct core_session *s);
+static inline bool core_session_disconnect_armed(const struct core_session *s)
+{
+    return s->disconnect_due_ms != CORE_NO_DEADLINE;
+}
+/* The client's WebSocket is gone (stateful, relay/core_stateful.c): no keepalive, no timeout. */
+void core_session_client_deadlines_off(struct core_session *s);
+
+/* What the hub channel will be opened with, from the request on wsi (relay/core_client_copy.c):
+ * its headers and query, the negotiate's backend token and id (taken from negotiation, which
+ * stays the caller's), identity's id and claims. NULL when out of memory. */
+struct hub_client_copy *core_client_copy_capture(struct lws *wsi, struct negotiation *negotiation,
+                                                 const struct core_session_identity *identity);
 
 /* Accepts an upgrade for the hub `endpoint` serves: negotiation is what
  * core_negotiation_take returned for the id= token (ownership passes), or
@@ -175,6 +205,8 @@ struct core_session *core_session_create_http(struct core_sessions *table, struc
 /* Makes s known by token (a WebSocket's negotiated id=), so that requests
  * naming it get the server's answers (405, 409) rather than 404. False when out of memory. */
 bool core_session_register(struct core_session *s, const char *token);
+/* No longer known by its token (nothing if it was not). */
+void core_session_unregister(struct core_session *s);
 /* The body of one POST: one or more whole messages from the client. */
 void core_session_client_data(struct core_session *s, const void *data, size_t len);
 /* The transport wrote some of s->to_client: resumes the hub when below half the mark. */

@@ -3,6 +3,9 @@
  * core_session.h). */
 #include "relay/core_session.h"
 
+#include <stdlib.h>
+#include <string.h>
+
 void core_sessions_init(struct core_sessions *table, struct loop *loop, const uint8_t seed[DICT_SEED_LEN])
 {
     list_init_head(&table->all);
@@ -20,9 +23,8 @@ void core_sessions_free(struct core_sessions *table)
         n = n->next;
         if (s->transport->kind != CORE_TRANSPORT_WEBSOCKETS || !s->wsi) { /* no socket: SSE, LP, a stateful client away */
             core_session_client_gone(s);
-        } else if (s->in_table) { /* it goes later, with its wsi */
-            dict_remove(&table->by_token, &s->by_token);
-            s->in_table = false;
+        } else { /* it goes later, with its wsi */
+            core_session_unregister(s);
         }
     }
     dict_free(&table->by_token);
@@ -32,4 +34,26 @@ struct core_session *core_sessions_find(struct core_sessions *table, const char 
 {
     struct dict_entry *e = dict_find(&table->by_token, span_from_cstr(token));
     return e ? list_container_of(e, struct core_session, by_token) : NULL;
+}
+
+void core_session_unregister(struct core_session *s)
+{
+    if (!s->in_table)
+        return;
+    dict_remove(&s->table->by_token, &s->by_token);
+    free((char *)s->by_token.key.ptr);
+    s->in_table = false;
+}
+
+bool core_session_register(struct core_session *s, const char *token)
+{
+    char *copy = strdup(token);
+    if (!copy)
+        return false;
+    if (dict_insert(&s->table->by_token, &s->by_token, span_from_cstr(copy)) != DICT_OK) {
+        free(copy);
+        return false;
+    }
+    s->in_table = true;
+    return true;
 }

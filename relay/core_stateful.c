@@ -236,7 +236,7 @@ static void away_pause_reading(struct core_session *s, bool paused)
 /* The session ended while the client was away (the hub link was lost, the relay shuts down). */
 static void away_closing(struct core_session *s)
 {
-    loop_timer_schedule(s->loop, &s->disconnect_timer, clock_now_ms());
+    core_session_disconnect_at(s, clock_now_ms());
 }
 
 static void away_timer_due(struct core_session *s)
@@ -283,11 +283,10 @@ static void go_away(struct core_session *s)
     wsmsg_free(s->rx_partial);
     s->rx_partial = NULL;
     s->client_paused = false;
-    timer_cancel(&s->keepalive_timer);
-    timer_cancel(&s->timeout_timer);
+    core_session_client_deadlines_off(s);
     timer_cancel(&st->ack_timer);
-    if (!timer_is_armed(&s->disconnect_timer))
-        loop_timer_schedule(s->loop, &s->disconnect_timer, clock_now_ms() + s->loop->cfg->disconnect_timeout_ms);
+    if (!core_session_disconnect_armed(s))
+        core_session_disconnect_at(s, clock_now_ms() + s->loop->cfg->disconnect_timeout_ms);
     core_session_flow(s);
 }
 
@@ -352,7 +351,7 @@ bool core_stateful_resumed(struct core_session *s)
     s->loop->stats.core_stateful_away--;
     s->loop->stats.core_stateful_resumes++;
     s->transport = &core_ws_transport;
-    timer_cancel(&s->disconnect_timer);
+    core_session_disconnect_cancel(s);
     if (s->state != CORE_OPEN) { /* it ended meanwhile (its hub link was lost): let its last words out */
         s->transport->closing(s);
         return true;

@@ -28,7 +28,12 @@ struct source_count {
     size_t count;
 };
 
-/* One accepted connection, from accept to WSI_DESTROY. */
+/* One accepted connection lws reads the first head of (TLS), or one over a
+ * limit: from accept until its first request is served (listener_request),
+ * or to WSI_DESTROY for one refused or still silent. A served connection,
+ * and one whose head was read here (adopt_served), keeps only its source, as
+ * the wsi's lws user pointer (lws_set_wsi_user: the relay's protocols have no
+ * per-session data): idle clients cost the listener no memory of their own. */
 struct accepted_conn {
     struct dict_entry entry;     /* in listener.conns, keyed by the bytes of wsi */
     struct lws *wsi;
@@ -215,30 +220,50 @@ static void describe_peer(const struct sockaddr_storage *sa, socklen_t len, char
 
 /* ------------------------------------------------------------ accepting */
 
-/* Hands an accepted socket to lws and records it; closes it on failure. */
-static void adopt(struct listener *l, int fd, const struct sockaddr_storage *sa, socklen_t sa_len)
+/* A connection within the limits whose first head was read here (so it is
+ * not silent) needs no record: it holds its place through its wsi at once. */
+static bool adopt_served(struct listener *l, struct source_count *s, struct lws *wsi)
+{
+    if (over_limit(l, s))
+        return false;
+    l->stats.accepted++;
+    s->count++;
+    l->active++;
+    lws_set_wsi_user(wsi, s);
+    return true;
+}
+
+/* Hands an accepted socket to lws and records it; closes it on failure.
+ * head_read: its first request head was read here (request_head.h). */
+static void adopt(struct listener *l, int fd, const struct sockaddr_storage *sa, socklen_t sa_len, bool head_read)
 {
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    struct accepted_conn *c = calloc(1, sizeof *c);
-    struct source_count *s = c ? source_get(l, sa) : NULL;
+    struct source_count *s = source_get(l, sa);
     if (!s) {
-        free(c);
         close(fd);
         log_limited(&l->accept_log, LOG_WARN, "relay: out of memory accepting a connection; closed it");
         return;
     }
-    c->wsi = lws_adopt_socket_vhost(l->loop->vhost, fd); /* closes fd on failure */
-    if (!c->wsi) {
+    struct lws *wsi = lws_adopt_socket_vhost(l->loop->vhost, fd); /* closes fd on failure */
+    if (!wsi) {
         source_drop_if_unused(l, s);
-        free(c);
         log_limited(&l->accept_log, LOG_WARN, "relay: lws could not take an accepted connection; closed it");
         return;
     }
+    if (head_read && adopt_served(l, s, wsi))
+        return;
+    struct accepted_conn *c = calloc(1, sizeof *c);
+    if (!c) {
+        source_drop_if_unused(l, s);
+        kill_now(wsi);
+        log_limited(&l->accept_log, LOG_WARN, "relay: out of memory accepting a connection; closed it");
+        return;
+    }
+    c->wsi = wsi;
     c->accepted_at = clock_now_ms();
     timer_entry_init(&c->linger, linger_expired);
     if (dict_insert(&l->conns, &c->entry, span_make((const char *)&c->wsi, sizeof c->wsi)) != DICT_OK) {
-        struct lws *wsi = c->wsi;
         source_drop_if_unused(l, s);
         free(c);
         kill_now(wsi);
@@ -273,7 +298,7 @@ static void head_done(struct request_head *h, bool complete)
         socklen_t sa_len = w->sa_len;
         request_head_release(h);
         head_wait_free(w);
-        adopt(l, fd, &sa, sa_len);
+        adopt(l, fd, &sa, sa_len, true);
         lws_cancel_service(l->loop->lws); /* lws re-arms its timers after socket activity only */
         return;
     }
@@ -285,7 +310,7 @@ static void accepted(struct listener *l, int fd, const struct sockaddr_storage *
 {
     const struct relay_config *cfg = l->loop->cfg;
     if (cfg->tls_cert) { /* lws decrypts: it reads the head itself */
-        adopt(l, fd, sa, sa_len);
+        adopt(l, fd, sa, sa_len, false);
         return;
     }
     struct head_wait *w = calloc(1, sizeof *w);
@@ -409,28 +434,50 @@ static struct accepted_conn *find(struct listener *l, struct lws *wsi)
     return e ? list_container_of(e, struct accepted_conn, entry) : NULL;
 }
 
+static void conn_free(struct listener *l, struct accepted_conn *c)
+{
+    dict_remove(&l->conns, &c->entry);
+    if (list_is_linked(&c->pending))
+        list_unlink(&c->pending);
+    timer_cancel(&c->linger);
+    free(c);
+}
+
+/* The connection leaves the limits: its place is free again. */
+static void release_place(struct listener *l, struct source_count *s)
+{
+    source_put(l, s);
+    l->active--;
+}
+
 const char *listener_request(struct listener *l, struct lws *wsi)
 {
     struct accepted_conn *c = find(l, wsi);
     if (!c)
         return NULL;
-    if (list_is_linked(&c->pending))
-        list_unlink(&c->pending);
-    return c->refusal;
+    if (c->refusal) {
+        if (list_is_linked(&c->pending))
+            list_unlink(&c->pending);
+        return c->refusal; /* the record stays: its linger closes the connection */
+    }
+    /* Served: from here on the connection only holds its place, through its wsi. */
+    lws_set_wsi_user(wsi, c->source);
+    conn_free(l, c);
+    return NULL;
 }
 
 void listener_wsi_destroyed(struct listener *l, struct lws *wsi)
 {
     struct accepted_conn *c = find(l, wsi);
-    if (!c)
+    if (c) {
+        if (c->source)
+            release_place(l, c->source);
+        conn_free(l, c);
         return;
-    dict_remove(&l->conns, &c->entry);
-    if (list_is_linked(&c->pending))
-        list_unlink(&c->pending);
-    timer_cancel(&c->linger);
-    if (c->source) {
-        source_put(l, c->source);
-        l->active--;
     }
-    free(c);
+    struct source_count *s = lws_wsi_user(wsi); /* a served connection accepted here, or NULL */
+    if (s) {
+        lws_set_wsi_user(wsi, NULL);
+        release_place(l, s);
+    }
 }

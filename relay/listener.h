@@ -18,10 +18,15 @@
  * upgrade) is answered 503 with the reason, one rate-limited log line says
  * so, and the connection is closed REFUSED_LINGER_MS later whatever it does.
  *
- * Every accepted connection has a record, found by its wsi, from accept to
- * LWS_CALLBACK_WSI_DESTROY (listener_wsi_destroyed); relay.c reports each
- * request (listener_request). Without libev lws listens itself, as before,
- * and none of this applies (a warning at start says so). */
+ * A connection refused, or one lws reads the first head of (TLS), has a
+ * record, found by its wsi, from accept until its first request is served
+ * (listener_request; relay.c reports each request), or to
+ * LWS_CALLBACK_WSI_DESTROY (listener_wsi_destroyed) when it was refused or
+ * never sent one. A served connection holds its place in the
+ * limits through its wsi alone: lws' user pointer of the wsi names its
+ * source's count (so nothing else may set it on a client wsi), and its
+ * WSI_DESTROY gives the place back. Without libev lws listens itself, as
+ * before, and none of this applies (a warning at start says so). */
 #ifndef SR_LISTENER_H
 #define SR_LISTENER_H
 
@@ -59,7 +64,7 @@ struct listener {
     ev_io io;
     bool watching;              /* io is started */
     struct timer_entry resume;  /* ends a pause */
-    struct dict conns;          /* struct accepted_conn by wsi pointer */
+    struct dict conns;          /* struct accepted_conn by wsi pointer, until served */
     struct dict sources;        /* struct source_count by peer address */
     struct list_node unidentified; /* accepted_conns with no request yet, oldest first */
     struct list_node reading;   /* connections whose first request head is read here (plain listener), oldest first */

@@ -56,6 +56,7 @@ void service_free(struct service *svc)
             list_unlink(n);
             free(list_container_of(n, struct service_invocation, link));
         }
+        timer_cancel(&hub->deferred_timer); /* every channel is gone: nothing is deferred */
         svc_hub_free(&hub->model);
         free(hub);
     }
@@ -103,6 +104,8 @@ struct service_hub *service_hub_get(struct service *svc, struct span key, servic
     hub->service = svc;
     svc_hub_init(&hub->model, svc->seed);
     list_init_head(&hub->invocations);
+    list_init_head(&hub->deferred);
+    timer_entry_init(&hub->deferred_timer, service_channels_deferred);
     list_push_back(&svc->hubs, &hub->link);
     svc->hub_count++;
     return hub;

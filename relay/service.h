@@ -77,8 +77,15 @@ struct service_hub {
     struct svc_hub model;           /* servers, clients, groups, users */
     size_t clients_by_protocol[SVC_PROTOCOL_COUNT]; /* clients in the model, for /metrics */
     struct list_node invocations;   /* struct service_invocation.link: client results across servers */
+    /* Channels with work for the next loop turn (a refusal, flushing what they held): one
+     * wheel entry for the hub rather than one per client (relay/service_channel.c). */
+    struct list_node deferred;      /* struct service_channel.defer_link */
+    struct timer_entry deferred_timer; /* runs service_channels_deferred */
     char key[];                     /* the hub key, lower case; endpoint.name */
 };
+
+/* deferred_timer's callback (relay/service_channel.c). */
+void service_channels_deferred(struct timer_entry *e);
 
 struct service {
     struct loop *loop;

@@ -43,12 +43,15 @@ struct service_channel {
     bool binary;                     /* MessagePack client */
     struct list_node full_link;      /* in server->full_channels after a HUB_SEND_FULL */
     struct msg_queue held;           /* for the client: before the handshake answer, or while paused */
-    struct timer_entry defer;        /* what must run from the loop: a refusal, or flushing `held` */
+    struct list_node defer_link;     /* in hub->deferred: a refusal, or flushing `held`, from the loop */
     const char *refusal;             /* static text: refused on the next loop turn */
     bool *alive;                     /* while passing messages up: cleared if the owner closes meanwhile */
     struct channel_open *open;
-    char id[HUB_CONN_ID_LEN + 1];
+    /* The client's connection id is client.conn.id, from open on (svc_hub_add_client
+     * keeps it: see service_begin). */
 };
+
+#define CH_ID(ch) ((ch)->client.conn.id)
 
 static const struct hub_channel_class service_class;
 
@@ -66,7 +69,7 @@ static void leave_model(struct service_channel *ch)
     svc_hub_remove_client(&ch->hub->model, &ch->client);
     ch->hub->clients_by_protocol[ch->client.protocol]--;
     ch->in_model = false;
-    service_invocations_client_gone(ch->hub, span_from_cstr(ch->id));
+    service_invocations_client_gone(ch->hub, span_from_cstr(CH_ID(ch)));
 }
 
 static void unlink_full(struct service_channel *ch)
@@ -88,7 +91,8 @@ static void channel_free(struct service_channel *ch)
 {
     if (ch->alive)
         *ch->alive = false;
-    timer_cancel(&ch->defer);
+    if (list_is_linked(&ch->defer_link))
+        list_unlink(&ch->defer_link);
     unlink_full(ch);
     leave_model(ch);
     msg_queue_clear(&ch->held);
@@ -103,7 +107,7 @@ static void send_close_connection(struct service_channel *ch, const char *error)
         return;
     struct buf out;
     buf_init(&out);
-    if (svc_encode_close_connection(&out, span_from_cstr(ch->id), error ? span_from_cstr(error) : SPAN_LIT(""),
+    if (svc_encode_close_connection(&out, span_from_cstr(CH_ID(ch)), error ? span_from_cstr(error) : SPAN_LIT(""),
                                     NULL) == PROTO_OK)
         ch->server->write(ch->server, &out);
     buf_free(&out);
@@ -145,7 +149,7 @@ static bool deliver_bytes(struct service_channel *ch, struct span payload)
     struct wsmsg *m = wsmsg_copy(payload.ptr, payload.len, ch->binary);
     if (!m) {
         loop_of(ch)->stats.out_of_memory_closes++;
-        log_conn_warn(ch->id, ch->hub->key, "service: out of memory for a message to the client; closing it");
+        log_conn_warn(CH_ID(ch), ch->hub->key, "service: out of memory for a message to the client; closing it");
         end_by_relay(ch, "The relay ran out of memory.");
         return false;
     }
@@ -166,7 +170,7 @@ static bool hold(struct service_channel *ch, struct span payload)
     if (ch->held.bytes <= loop_of(ch)->cfg->max_buffered_bytes)
         return true;
     ch->hub->service->stats.slow_client_closes++;
-    log_conn_info(ch->id, ch->hub->key, "service: the client does not read what the app sends (over %zu bytes held); closing it",
+    log_conn_info(CH_ID(ch), ch->hub->key, "service: the client does not read what the app sends (over %zu bytes held); closing it",
                   loop_of(ch)->cfg->max_buffered_bytes);
     end_by_relay(ch, "The client was too slow to read what the hub sent it.");
     return false;
@@ -193,9 +197,18 @@ static void to_client(struct service_channel *ch, struct span payload)
     deliver_bytes(ch, payload);
 }
 
-static void deferred(struct timer_entry *e)
+/* Runs `deferred` for ch from the loop, once, on its next turn. */
+static void defer(struct service_channel *ch)
 {
-    struct service_channel *ch = list_container_of(e, struct service_channel, defer);
+    if (list_is_linked(&ch->defer_link))
+        return;
+    list_push_back(&ch->hub->deferred, &ch->defer_link);
+    if (!timer_is_armed(&ch->hub->deferred_timer))
+        loop_timer_schedule(loop_of(ch), &ch->hub->deferred_timer, clock_now_ms());
+}
+
+static void deferred(struct service_channel *ch)
+{
     if (ch->refusal) {
         end_by_relay(ch, ch->refusal);
         return;
@@ -210,7 +223,27 @@ static void deferred(struct timer_entry *e)
 static void defer_end(struct service_channel *ch, const char *why)
 {
     ch->refusal = why;
-    loop_timer_schedule(loop_of(ch), &ch->defer, clock_now_ms());
+    defer(ch);
+}
+
+/* The hub's deferred channels, as they were when the run began: one deferred
+ * again meanwhile waits for the next run, as a re-armed wheel entry does. A
+ * channel freed meanwhile has left the list (channel_free). */
+void service_channels_deferred(struct timer_entry *e)
+{
+    struct service_hub *hub = list_container_of(e, struct service_hub, deferred_timer);
+    struct list_node now;
+    list_init_head(&now);
+    while (!list_is_empty(&hub->deferred)) {
+        struct list_node *n = hub->deferred.next;
+        list_unlink(n);
+        list_push_back(&now, n);
+    }
+    while (!list_is_empty(&now)) {
+        struct service_channel *ch = list_container_of(now.next, struct service_channel, defer_link);
+        list_unlink(&ch->defer_link);
+        deferred(ch);
+    }
 }
 
 void service_channel_data(struct service_channel *ch, struct span payload, int data_type)
@@ -220,7 +253,7 @@ void service_channel_data(struct service_channel *ch, struct span payload, int d
         ch->state = CHANNEL_OPEN;
         bool alive = true, *outer = ch->alive;
         ch->alive = &alive;
-        hub_channel_report_opened(&ch->base, ch->id);
+        hub_channel_report_opened(&ch->base, CH_ID(ch));
         if (!alive) {
             if (outer)
                 *outer = false;
@@ -261,7 +294,7 @@ void service_channel_server_lost(struct service_channel *ch, const char *why)
 {
     ch->in_model = false; /* the model removed it with its server connection */
     ch->hub->clients_by_protocol[ch->client.protocol]--;
-    service_invocations_client_gone(ch->hub, span_from_cstr(ch->id));
+    service_invocations_client_gone(ch->hub, span_from_cstr(CH_ID(ch)));
     ch->server = NULL;
     unlink_full(ch);
     if (loop_of(ch)->destroying)
@@ -390,9 +423,9 @@ struct hub_channel *service_channel_open(struct hub_endpoint *ep, const struct h
     ch->hub = hub;
     ch->state = CHANNEL_NEW;
     list_init_node(&ch->full_link);
+    list_init_node(&ch->defer_link);
     msg_queue_init(&ch->held);
-    timer_entry_init(&ch->defer, deferred);
-    memcpy(ch->id, client->connection_id, HUB_CONN_ID_LEN + 1);
+    memcpy(CH_ID(ch), client->connection_id, HUB_CONN_ID_LEN + 1);
     return &ch->base;
 }
 
@@ -420,7 +453,10 @@ static enum hub_send_result service_begin(struct hub_channel *base, enum hub_pro
         defer_end(ch, o ? "no app server is connected to this hub" : "begin called twice");
         return HUB_SEND_CLOSED;
     }
-    enum hub_status st = svc_hub_add_client(&ch->hub->model, &ch->client, span_from_cstr(ch->id), p, o->user_id, sc, ch);
+    char id[HUB_CONN_ID_LEN + 1]; /* add_client clears the record it copies the id into */
+    memcpy(id, CH_ID(ch), sizeof id);
+    enum hub_status st = svc_hub_add_client(&ch->hub->model, &ch->client, span_make(id, HUB_CONN_ID_LEN), p, o->user_id, sc, ch);
+    memcpy(CH_ID(ch), id, sizeof id);
     if (st != HUB_OK) {
         wsmsg_free(handshake);
         defer_end(ch, st == HUB_ALREADY ? "the connection id is already connected" : "the relay could not add the client");
@@ -432,9 +468,9 @@ static enum hub_send_result service_begin(struct hub_channel *base, enum hub_pro
     struct buf out;
     buf_init(&out);
     struct proto_error err = { 0 };
-    bool ok = svc_encode_open_connection(&out, span_from_cstr(ch->id), o->claims, o->claim_count, o->headers,
+    bool ok = svc_encode_open_connection(&out, span_from_cstr(CH_ID(ch)), o->claims, o->claim_count, o->headers,
                                          o->header_count, o->query, span_from_cstr(svc_protocol_name(p)), &err) == PROTO_OK &&
-              svc_encode_connection_data(&out, span_from_cstr(ch->id), span_make((const char *)handshake->payload, handshake->len),
+              svc_encode_connection_data(&out, span_from_cstr(CH_ID(ch)), span_make((const char *)handshake->payload, handshake->len),
                                          false, &err) == PROTO_OK &&
               ch->server->write(ch->server, &out);
     buf_free(&out);
@@ -442,7 +478,7 @@ static enum hub_send_result service_begin(struct hub_channel *base, enum hub_pro
     open_free(o);
     ch->open = NULL;
     if (!ok) {
-        log_conn_warn(ch->id, ch->hub->key, "service: OpenConnection could not be sent: %s",
+        log_conn_warn(CH_ID(ch), ch->hub->key, "service: OpenConnection could not be sent: %s",
                  err.detail[0] ? err.detail : "the server connection is closing");
         defer_end(ch, "the relay could not open the connection to the app");
         return HUB_SEND_CLOSED;
@@ -462,7 +498,7 @@ static enum hub_send_result service_send(struct hub_channel *base, struct wsmsg 
     struct buf out;
     buf_init(&out);
     size_t len = msg->len;
-    bool encoded = svc_encode_connection_data(&out, span_from_cstr(ch->id), span_make((const char *)msg->payload, msg->len),
+    bool encoded = svc_encode_connection_data(&out, span_from_cstr(CH_ID(ch)), span_make((const char *)msg->payload, msg->len),
                                               false, NULL) == PROTO_OK;
     bool written = encoded && ch->server->write(ch->server, &out);
     buf_free(&out);
@@ -484,7 +520,7 @@ static void service_pause(struct hub_channel *base, bool paused)
     struct service_channel *ch = (struct service_channel *)base;
     ch->paused = paused;
     if (!paused && !msg_queue_is_empty(&ch->held) && ch->state == CHANNEL_OPEN && !ch->refusal)
-        loop_timer_schedule(loop_of(ch), &ch->defer, clock_now_ms());
+        defer(ch);
 }
 
 static void service_close(struct hub_channel *base, const char *error)
