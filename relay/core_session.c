@@ -59,6 +59,7 @@ void core_session_flow(struct core_session *s)
 static void queue_to_client(struct core_session *s, struct wsmsg *m)
 {
     s->last_sent_ms = clock_now_ms();
+    s->pinged_last = false;
     msg_queue_push(&s->to_client, m);
     s->transport->kick(s);
     core_session_flow(s);
@@ -229,6 +230,7 @@ static void send_ping(struct core_session *s)
     hub_msg_init(&ping);
     ping.kind = HUB_MSG_PING;
     core_session_send_own(s, &ping);
+    s->pinged_last = true;
 }
 
 static void core_keepalive_due(struct core_session *s, uint64_t now)
@@ -363,12 +365,15 @@ static void inspect_hub_message(struct core_session *s, const struct wsmsg *m)
         s->hub_sent_close = true;
 }
 
-/* The hub's pings over the backend WebSocket: a transport without pings
- * (long polling) does not carry them, as the server sends none on it. */
-static bool only_pings(const struct core_session *s, const struct wsmsg *m)
+/* The hub's pings the client need not get: none on a transport without pings
+ * (long polling), as the server sends none on it; none within half a
+ * --keepalive of the relay's own Ping, which the client just got (the hub's
+ * keepalive clock is not the relay's: each would ping once an interval). */
+static bool redundant_pings(const struct core_session *s, const struct wsmsg *m)
 {
     unsigned kinds = 0;
-    return !s->transport->pings && s->handshake_answered && m->len > 0 &&
+    bool just_pinged = s->pinged_last && clock_now_ms() - s->last_sent_ms < s->loop->cfg->keepalive_ms / 2;
+    return (!s->transport->pings || just_pinged) && s->handshake_answered && m->len > 0 &&
            core_peek_kinds(is_binary(s), (const char *)m->payload, m->len, &kinds, NULL) == PROTO_OK &&
            kinds == CORE_KIND_BIT(HUB_MSG_PING);
 }
@@ -376,7 +381,7 @@ static bool only_pings(const struct core_session *s, const struct wsmsg *m)
 static void hub_message(void *owner, struct wsmsg *msg)
 {
     struct core_session *s = owner;
-    if (s->state == CORE_CLOSING || only_pings(s, msg)) {
+    if (s->state == CORE_CLOSING || redundant_pings(s, msg)) {
         wsmsg_free(msg);
         return;
     }

@@ -54,7 +54,9 @@ static const char usage_text[] =
 "                         call when the answer arrives), --rate R = R calls/s per connection\n"
 "      broadcast          every connection listens; connection 0 calls Broadcast(\"t=<us>;...\")\n"
 "                         --rate times per second; each delivery of \"broadcast\" is counted and\n"
-"                         its delivery time (now - t) recorded as latency\n"
+"                         its delivery time (now - t) recorded as latency; --rate 0 = as fast as\n"
+"                         the server delivers: a new round whenever fewer than 2 rounds are\n"
+"                         still undelivered (one process only: --procs 1)\n"
 "      churn              --connections stay open (idle) while extra connections are opened and\n"
 "                         closed at --rate per second, each held --churn-hold ms\n"
 "  --rate R               see above (defaults: echo 0, broadcast 1, churn 10)\n"
@@ -351,7 +353,11 @@ int lg_config_parse(int argc, char **argv, struct lg_config *cfg)
     }
     if (cfg->rate < 0)
         cfg->rate = cfg->scenario == LG_SCEN_BROADCAST ? 1 : cfg->scenario == LG_SCEN_CHURN ? 10 : 0;
-    if ((cfg->scenario == LG_SCEN_BROADCAST || cfg->scenario == LG_SCEN_CHURN) && cfg->rate <= 0) {
+    if (cfg->scenario == LG_SCEN_BROADCAST && cfg->rate == 0 && cfg->procs > 1) {
+        fprintf(stderr, "signalr-loadgen: broadcast --rate 0 needs --procs 1 (the sender counts every delivery)\n");
+        return -1;
+    }
+    if (cfg->scenario == LG_SCEN_CHURN && cfg->rate <= 0) {
         fprintf(stderr, "signalr-loadgen: --rate must be > 0 for %s\n", scenario_names[cfg->scenario]);
         return -1;
     }

@@ -144,12 +144,18 @@ void lg_worker_on_send_due(struct lg_worker *w, uint32_t slot, uint64_t now)
     c->next_send_us = next;
 }
 
+/* Broadcast --rate 0: how many rounds may be undelivered at once. Two keep the
+ * server busy while the last deliveries of a round are still on their way. */
+#define LG_BCAST_WINDOW 2
+
 static void broadcast_step(struct lg_worker *w, uint64_t now)
 {
     const struct lg_config *cfg = w->cfg;
     if (!w->is_sender || w->conns[0].state != CS_OPEN)
         return;
     uint64_t due = (uint64_t)((double)(now - w->t_phase_us) * cfg->rate / 1e6) + 1;
+    if (cfg->rate == 0) /* saturated: keep LG_BCAST_WINDOW rounds in flight, no more */
+        due = w->st.bcast_listeners ? w->st.bcast_delivered / w->st.bcast_listeners + LG_BCAST_WINDOW : 1;
     if (cfg->count && due > cfg->count)
         due = cfg->count;
     while (w->st.bcast_rounds < due && w->conns[0].state == CS_OPEN) {
