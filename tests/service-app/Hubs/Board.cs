@@ -24,11 +24,18 @@ public sealed class Board : Hub
         await base.OnConnectedAsync();
     }
 
-    // left(connectionId, userId) to everyone else.
+    // left(connectionId, userId) to everyone else. Observed after the send, so that a test which saw
+    // the disconnect at /test/connections knows the "left" is already on its way to the service.
     public override async Task OnDisconnectedAsync(Exception? exception)
     {
-        Observations.Disconnected(Name, Context.ConnectionId, Context.UserIdentifier, exception);
-        await Clients.Others.SendAsync("left", Context.ConnectionId, Context.UserIdentifier);
+        try
+        {
+            await Clients.Others.SendAsync("left", Context.ConnectionId, Context.UserIdentifier);
+        }
+        finally
+        {
+            Observations.Disconnected(Name, Context.ConnectionId, Context.UserIdentifier, exception);
+        }
         await base.OnDisconnectedAsync(exception);
     }
 

@@ -222,7 +222,12 @@ test("service mode --capture: one masked, parseable file per client connection, 
         assert.deepEqual(users.sort(), [...CORE_CLIENTS.map(userOf), LEGACY_USER].sort(), "one file per client");
         // Replayed against the same relay (a Core file with a fresh token of the app for the same
         // user; the legacy one asks the app's negotiate with its ?user=): answers as recorded.
+        // Before each replay the app has seen every earlier connection go (and sent its "left" to the
+        // others), so no replayed session gets another connection's "left", which its recording has not.
+        const boardEmpty = () => pollUntil(async () => (await fetch(`${app.url}/test/connections?hub=board`)).json(),
+            (list) => list.length === 0, "the app to see every earlier connection go", 20000, 100);
         for (const file of files) {
+            await boardEmpty();
             const user = /[?&]user=([^&"]+)/.exec(fs.readFileSync(file, "utf8"))[1];
             const auth = user === LEGACY_USER ? [] : ["--authorization", `Bearer ${await app.token(user)}`];
             const run = await replay(["check", "--target", relay.url, ...auth, "--grace", "200", file]);
