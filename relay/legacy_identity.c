@@ -31,6 +31,8 @@ struct identity_hub {
     size_t claim_count;
     char *storage;
     char conn_id[CONN_ID_LEN + 1];      /* what the app knows the client by on this hub */
+    legacy_identity_done done;          /* asked after connect (legacy_identity_ask): told, not the negotiate */
+    void *done_owner;
 };
 
 struct legacy_identity {
@@ -132,7 +134,7 @@ bool legacy_identity_claims(const struct legacy_identity *id, const char *hub, c
                             size_t *count, const char **connection_id)
 {
     for (size_t i = 0; id && i < id->hub_count; i++) {
-        if (span_eq_nocase(span_from_cstr(id->hubs[i].hub->endpoint->name), span_from_cstr(hub))) {
+        if (id->hubs[i].hub && id->hubs[i].claims && span_eq_nocase(span_from_cstr(id->hubs[i].hub->endpoint->name), span_from_cstr(hub))) {
             *claims = id->hubs[i].claims;
             *count = id->hubs[i].claim_count;
             *connection_id = id->hubs[i].conn_id;
@@ -164,12 +166,42 @@ static void refuse(struct legacy_identity *id, unsigned status, const char *text
     legacy_identity_free(id);
 }
 
-static void refuse_text(struct legacy_identity *id, unsigned status, const char *fmt, const char *hub, const char *why)
+static void accepted(struct legacy_identity *id);
+
+/* A hub asked after connect: its asker hears why, the slot is free again. */
+static void late_refused(struct identity_hub *ih, const char *text)
+{
+    legacy_identity_done done = ih->done;
+    void *owner = ih->done_owner;
+    struct legacy_hub *hub = ih->hub;
+    free(ih->claims);
+    free(ih->storage);
+    memset(ih, 0, sizeof *ih);
+    done(owner, hub, text);
+}
+
+static void refuse_text(struct identity_hub *ih, unsigned status, const char *fmt, const char *hub, const char *why)
 {
     char text[600];
     int n = snprintf(text, sizeof text, fmt, hub, why ? why : "");
-    log_info("legacy negotiate %s: %s", id->connection_id, text);
-    refuse(id, status, text, n < 0 ? 0 : (size_t)n < sizeof text ? (size_t)n : sizeof text - 1);
+    log_info("legacy %s %s: %s", ih->done ? "late identity" : "negotiate", ih->id->connection_id, text);
+    if (ih->done)
+        late_refused(ih, text);
+    else
+        refuse(ih->id, status, text, n < 0 ? 0 : (size_t)n < sizeof text ? (size_t)n : sizeof text - 1);
+}
+
+/* The hub's claims are known: the negotiate goes on, or the asker is told. */
+static void hub_verified(struct identity_hub *ih)
+{
+    struct legacy_identity *id = ih->id;
+    if (ih->done) {
+        legacy_identity_done done = ih->done;
+        ih->done = NULL;
+        done(ih->done_owner, ih->hub, NULL);
+    } else if (--id->waiting == 0) {
+        accepted(id);
+    }
 }
 
 /* Every hub accepted the client: the identity waits for the connect, the client gets its answer. */
@@ -214,7 +246,7 @@ static void verify_redirect(struct identity_hub *ih, const struct negotiate_resp
     buf_init(&key);
     if (!span_is_set(resp->url) || !span_is_set(resp->access_token) || !redirect_hub_key(resp->url, &key)) {
         buf_free(&key);
-        refuse_text(id, 502, "The app's negotiate for hub '%s' did not redirect its client to a service hub%s: is the "
+        refuse_text(ih, 502, "The app's negotiate for hub '%s' did not redirect its client to a service hub%s: is the "
                              "app in service mode, pointed at this relay?", name, "");
         return;
     }
@@ -227,19 +259,19 @@ static void verify_redirect(struct identity_hub *ih, const struct negotiate_resp
     struct proto_error err = { 0 };
     struct service_hub *hub = service_hub_find(svc, buf_span(&key));
     if (svc_token_verify(resp->access_token, &check, &t, &err) != PROTO_OK) {
-        refuse_text(id, 502, "The app's access token for hub '%s' does not verify with the relay's service keys: %s",
+        refuse_text(ih, 502, "The app's access token for hub '%s' does not verify with the relay's service keys: %s",
                     name, err.detail[0] ? err.detail : "invalid");
     } else if (!hub || !service_hub_accepting(hub)) {
-        refuse_text(id, 503, "No app server is connected to hub '%s'%s.", name, "");
+        refuse_text(ih, 503, "No app server is connected to hub '%s'%s.", name, "");
     } else {
         svc_token_map_inbound(&t); /* OpenConnection's long claim types, as for Core clients */
         ih->claims = service_client_claims(&t, &ih->storage);
         ih->claim_count = ih->claims ? t.claim_count : 0;
         service_named_endpoint_learn((struct service_named_endpoint *)ih->hub->endpoint, buf_span(&key));
         if (!ih->claims)
-            refuse(id, 500, "The relay ran out of memory.", 28);
-        else if (--id->waiting == 0)
-            accepted(id);
+            refuse_text(ih, 500, "The relay ran out of memory for hub '%s'%s.", name, "");
+        else
+            hub_verified(ih);
     }
     svc_token_free(&t);
     buf_free(&key);
@@ -252,7 +284,13 @@ static void app_negotiated(void *owner, unsigned status, const char *body, size_
     const char *name = ih->hub->endpoint->name;
     ih->request = NULL;
     if (status == 0) {
-        refuse_text(id, 503, "The app's negotiate for hub '%s' is unreachable: %s", name, error);
+        refuse_text(ih, 503, "The app's negotiate for hub '%s' is unreachable: %s", name, error);
+        return;
+    }
+    if (status != 200 && ih->done) {
+        char why[300];
+        snprintf(why, sizeof why, "%u%s%.*s", status, len ? ", " : "", (int)(len < 200 ? len : 200), body ? body : "");
+        refuse_text(ih, status, "the app's negotiate for hub '%s' refused the client (%s)", name, why);
         return;
     }
     if (status != 200) { /* the app's refusal ([Authorize] and friends) is the legacy client's */
@@ -263,14 +301,14 @@ static void app_negotiated(void *owner, unsigned status, const char *body, size_
     struct negotiate_response resp;
     struct proto_error err = { 0 };
     if (negotiate_decode_response(body, len, &resp, &err) != PROTO_OK) {
-        refuse_text(id, 502, "The app answered the negotiate for hub '%s' with a body the relay cannot read: %s", name,
+        refuse_text(ih, 502, "The app answered the negotiate for hub '%s' with a body the relay cannot read: %s", name,
                     err.detail);
         return;
     }
     if (span_is_set(resp.error)) {
         char why[300];
         snprintf(why, sizeof why, "%.*s", (int)resp.error.len, resp.error.ptr);
-        refuse_text(id, 403, "The app refused the negotiate for hub '%s': %s", name, why);
+        refuse_text(ih, 403, "The app refused the negotiate for hub '%s': %s", name, why);
     } else {
         verify_redirect(ih, &resp);
     }
@@ -359,6 +397,58 @@ int legacy_identity_negotiate(struct legacy_identities *ids, struct lws *wsi, co
     id->request = r;
     legacy_request_wait(r, id, client_left);
     return 0;
+}
+
+/* A free slot of the identity for hub (one a refusal left, or a new one); NULL when all are taken. */
+static struct identity_hub *late_slot(struct legacy_identity *id)
+{
+    for (size_t i = 0; i < id->hub_count; i++)
+        if (!id->hubs[i].hub)
+            return &id->hubs[i];
+    return id->hub_count < LEGACY_MAX_HUBS ? &id->hubs[id->hub_count++] : NULL;
+}
+
+static struct legacy_identity *identity_new(struct legacy_identities *ids, const char *connection_id)
+{
+    struct legacy_identity *id = calloc(1, sizeof *id);
+    if (!id)
+        return NULL;
+    id->ids = ids;
+    snprintf(id->connection_id, sizeof id->connection_id, "%s", connection_id);
+    timer_entry_init(&id->expiry, expired);
+    return id;
+}
+
+bool legacy_identity_ask(struct legacy_identities *ids, struct legacy_identity **idp, const char *connection_id,
+                         struct legacy_hub *hub, const struct legacy_identity_source *from, legacy_identity_done done,
+                         void *owner)
+{
+    if (!ids || !hub->app_identity)
+        return false;
+    if (!*idp && !(*idp = identity_new(ids, connection_id)))
+        return false;
+    struct legacy_identity *id = *idp;
+    bool first = true;
+    for (size_t i = 0; i < id->hub_count; i++)
+        first = first && !id->hubs[i].hub;
+    struct identity_hub *ih = late_slot(id);
+    if (!ih)
+        return false;
+    const struct relay_config *cfg = ids->loop->cfg;
+    const char *name = hub->endpoint->name;
+    const struct hub_route *route = config_find_hub(cfg, name, strlen(name));
+    const char *query = from->query ? from->query : "";
+    *ih = (struct identity_hub){ .id = id, .hub = hub, .done = done, .done_owner = owner };
+    if (first)
+        snprintf(ih->conn_id, sizeof ih->conn_id, "%s", connection_id);
+    struct backend_params params = { route, query, from->headers, from->forwarded_for, cfg->backend_timeout_ms, NULL };
+    if ((first || conn_id_generate(ih->conn_id)) && route && backend_query_fits(route, strlen(query), 0) &&
+        (ih->request = backend_negotiate_start(ids->backends, &params, app_negotiated, ih)) != NULL) {
+        log_debug("legacy %s: asking the app who the client is on hub %s, which it did not list", connection_id, name);
+        return true;
+    }
+    memset(ih, 0, sizeof *ih);
+    return false;
 }
 
 bool legacy_identity_unserved(struct legacy_identities *ids, struct span hub, char *text, size_t text_len)

@@ -17,8 +17,12 @@
  * The identity waits in a table, under the connection id, from negotiate
  * until the connection's first connect takes it (at most --negotiate-timeout),
  * then belongs to the legacy session. A hub not named in connectionData has
- * no identity: in service mode a legacy client cannot use it (the invocation
- * is refused with a text that says so).
+ * no identity at first: the original server lets a client invoke any hub, so
+ * on its first invocation the session asks the app's negotiate for that hub
+ * in the same way (legacy_identity_ask, with the headers and query of the
+ * client's connect), holds the invocations meanwhile, and opens the hub
+ * connection with the claims, or answers each held invocation with the
+ * app's refusal.
  *
  * OWNERSHIP: struct legacy_identities owns the identities in its table and the
  * negotiations in flight; a taken identity is the caller's (legacy_identity_free). */
@@ -77,6 +81,25 @@ void legacy_identity_free(struct legacy_identity *id);
 
 /* A hub the client named that only an app in service mode serves, without --app-negotiate
  * for it: true, with a text for the client naming the flag. */
+/* What the app's negotiate is sent for a hub asked after connect (the client's connect request's). */
+struct legacy_identity_source {
+    const struct header_list *headers;
+    const char *query;              /* already without the legacy protocol's own arguments */
+    const char *forwarded_for;
+};
+
+/* refusal NULL: hub's claims are now in the identity (legacy_identity_claims); else why the app
+ * did not take the client (for the invocation's error). Called from the loop, never from inside
+ * legacy_identity_ask. */
+typedef void (*legacy_identity_done)(void *owner, struct legacy_hub *hub, const char *refusal);
+
+/* After connect: asks hub's app (a --app-negotiate hub) who the client is there, as at negotiate;
+ * *idp (the session's identity) is created when NULL and owns the request (legacy_identity_free
+ * cancels it). False when it could not be asked (out of memory, too many hubs, a query too long). */
+bool legacy_identity_ask(struct legacy_identities *ids, struct legacy_identity **idp, const char *connection_id,
+                         struct legacy_hub *hub, const struct legacy_identity_source *from, legacy_identity_done done,
+                         void *owner);
+
 bool legacy_identity_unserved(struct legacy_identities *ids, struct span hub, char *text, size_t text_len);
 
 #endif

@@ -117,7 +117,10 @@ static void reply_error(struct legacy_link *l, const char *legacy_id, const char
 static void link_send(struct legacy_link *l, struct wsmsg *m)
 {
     if (!l->channel) {
-        wsmsg_free(m);
+        if (l->awaiting_identity) /* sent in order once the channel opens */
+            msg_queue_push(&l->held, m);
+        else
+            wsmsg_free(m);
         return;
     }
     if (hub_channel_send(l->channel, m) == HUB_SEND_FULL)
@@ -230,6 +233,7 @@ void legacy_link_close(struct legacy_link *l)
 void legacy_link_free(struct legacy_link *l)
 {
     legacy_link_close(l);
+    msg_queue_clear(&l->held);
     while (!list_is_empty(&l->calls))
         call_free(list_container_of(l->calls.next, struct legacy_call, node));
     free(l);
@@ -263,8 +267,8 @@ static void link_failed(struct legacy_link *l, const char *why)
     l->ops->changed(l->owner, l);
 }
 
-struct legacy_link *legacy_link_open(struct legacy_hub *hub, const struct hub_channel_client *client,
-                                     struct span spelled, bool listed, const struct legacy_link_ops *ops, void *owner)
+static struct legacy_link *link_new(struct legacy_hub *hub, struct span spelled, bool listed,
+                                    const struct legacy_link_ops *ops, void *owner)
 {
     struct legacy_link *l = calloc(1, sizeof *l);
     if (!l)
@@ -275,12 +279,20 @@ struct legacy_link *legacy_link_open(struct legacy_hub *hub, const struct hub_ch
     l->listed = listed;
     snprintf(l->hub_as_spelled, sizeof l->hub_as_spelled, "%.*s", (int)spelled.len, spelled.ptr);
     list_init_head(&l->calls);
+    msg_queue_init(&l->held);
     l->state = LEGACY_LINK_OPENING;
+    return l;
+}
+
+/* Opens the channel and sends the handshake, then what was held. False when the link failed
+ * (its failure set; calls are the caller's to fail). */
+static bool link_begin(struct legacy_link *l, const struct hub_channel_client *client)
+{
     const char *why = NULL;
-    l->channel = hub_channel_open(hub->endpoint, client, &link_channel_ops, l, &why);
+    l->channel = hub_channel_open(l->hub->endpoint, client, &link_channel_ops, l, &why);
     if (!l->channel) {
         set_failure(l, why);
-        return l;
+        return false;
     }
     /* The relay speaks Core JSON to the hub on the client's behalf: its handshake from the encoder. */
     struct buf hs;
@@ -293,11 +305,54 @@ struct legacy_link *legacy_link_open(struct legacy_hub *hub, const struct hub_ch
     if (!m) {
         legacy_link_close(l);
         set_failure(l, "out of memory");
-        return l;
+        return false;
     }
     if (hub_channel_begin(l->channel, LINK_PROTOCOL, m) == HUB_SEND_FULL)
         l->full = true;
+    struct wsmsg *held;
+    while (l->channel && (held = msg_queue_pop(&l->held)) != NULL)
+        link_send(l, held);
+    return true;
+}
+
+struct legacy_link *legacy_link_open(struct legacy_hub *hub, const struct hub_channel_client *client,
+                                     struct span spelled, bool listed, const struct legacy_link_ops *ops, void *owner)
+{
+    struct legacy_link *l = link_new(hub, spelled, listed, ops, owner);
+    if (l)
+        link_begin(l, client);
     return l;
+}
+
+struct legacy_link *legacy_link_open_later(struct legacy_hub *hub, struct span spelled,
+                                           const struct legacy_link_ops *ops, void *owner)
+{
+    struct legacy_link *l = link_new(hub, spelled, false, ops, owner);
+    if (l)
+        l->awaiting_identity = true;
+    return l;
+}
+
+void legacy_link_connect(struct legacy_link *l, const struct hub_channel_client *client)
+{
+    if (!l->awaiting_identity)
+        return;
+    l->awaiting_identity = false;
+    if (!link_begin(l, client)) {
+        msg_queue_clear(&l->held);
+        log_info("legacy: link for hub %s failed: %s", l->hub->endpoint->name, l->failure);
+        fail_calls(l, l->failure);
+        l->ops->changed(l->owner, l);
+    }
+}
+
+void legacy_link_refuse(struct legacy_link *l, const char *why)
+{
+    if (!l->awaiting_identity)
+        return;
+    l->awaiting_identity = false;
+    msg_queue_clear(&l->held);
+    link_failed(l, why);
 }
 
 /* ------------------------------------------------------------- from the hub */

@@ -26,6 +26,7 @@
 #include "protocol/hub_msg.h"
 #include "relay/hub_channel.h"
 #include "relay/loop.h"
+#include "relay/wsmsg.h"
 
 /* What the legacy side knows about one served hub, for every connection. */
 #define LEGACY_HUB_MAX_STREAMING_METHODS 64
@@ -75,6 +76,8 @@ struct legacy_link {
     bool listed;               /* named in connectionData: server pushes are delivered */
     bool full;                 /* the channel's queue is above --max-buffered */
     bool out_of_memory;        /* a message for the hub could not be built: the link fails */
+    bool awaiting_identity;    /* opened later (legacy_link_open_later): no channel yet, messages held */
+    struct msg_queue held;     /* what was sent while awaiting_identity, in order */
     enum legacy_link_state state;
     struct hub_channel *channel;
     struct list_node calls;    /* struct legacy_call awaiting completions */
@@ -87,6 +90,16 @@ struct legacy_link {
  * channel could not even start comes back LEGACY_LINK_FAILED. */
 struct legacy_link *legacy_link_open(struct legacy_hub *hub, const struct hub_channel_client *client,
                                      struct span spelled, bool listed, const struct legacy_link_ops *ops, void *owner);
+
+/* A link (not listed) whose channel opens later: service mode, while the app's negotiate is asked
+ * who the client is on that hub. Invocations are held meanwhile (OPENING), then sent in order by
+ * legacy_link_connect, or answered with the refusal's text by legacy_link_refuse. NULL when out
+ * of memory. */
+struct legacy_link *legacy_link_open_later(struct legacy_hub *hub, struct span spelled,
+                                           const struct legacy_link_ops *ops, void *owner);
+void legacy_link_connect(struct legacy_link *l, const struct hub_channel_client *client);
+/* The link fails with why (it "could not connect to the backend hub"): its calls get that error. */
+void legacy_link_refuse(struct legacy_link *l, const char *why);
 
 /* Sends one legacy invocation (msg: hub, target, args; legacy_id "" for
  * none: fire and forget). Its answer comes through ops->reply / ops->push.

@@ -21,7 +21,6 @@
 #define DEAD_AFTER_INTERVALS 3
 
 static void session_end(struct legacy_session *s, const char *error_text);
-static const struct legacy_link_ops session_link_ops;
 static const struct legacy_start_ops session_start_ops;
 
 /* ------------------------------------------------------- to the client */
@@ -40,7 +39,7 @@ static void out_of_memory(struct legacy_session *s)
 }
 
 /* Every frame to the client goes out here. */
-static void queue_text(struct legacy_session *s, const char *data, size_t len)
+void legacy_session_queue_text(struct legacy_session *s, const char *data, size_t len)
 {
     if (!s->wsi)
         return;
@@ -87,7 +86,7 @@ static void add_one(void *ctx, struct legacy_response *r)
 }
 
 /* Every message to the client goes through the ring first, so a reconnect can replay it. */
-static void push_element(struct legacy_session *s, struct span element)
+void legacy_session_push_element(struct legacy_session *s, struct span element)
 {
     uint64_t seq = replay_ring_append(&s->ring, element.ptr, element.len);
     if (!seq) {
@@ -115,7 +114,7 @@ static void push_element(struct legacy_session *s, struct span element)
     struct buf frame;
     buf_init(&frame);
     if (encode_frame(s, &frame, seq, false, add_one, &element))
-        queue_text(s, frame.data, frame.len);
+        legacy_session_queue_text(s, frame.data, frame.len);
     else
         out_of_memory(s);
     buf_free(&frame);
@@ -150,7 +149,7 @@ static void send_error_frame(struct legacy_session *s, const char *text)
     struct buf out;
     buf_init(&out);
     if (legacy_error_frame_encode(&out, span_from_cstr(text)))
-        queue_text(s, out.data, out.len);
+        legacy_session_queue_text(s, out.data, out.len);
     buf_free(&out);
 }
 
@@ -160,7 +159,7 @@ void legacy_session_result_error(struct legacy_session *s, const char *legacy_id
     struct buf out;
     buf_init(&out);
     if (legacy_result_error(&out, legacy_id, text) && !legacy_send_result(s, out.data, out.len))
-        queue_text(s, out.data, out.len);
+        legacy_session_queue_text(s, out.data, out.len);
     buf_free(&out);
 }
 
@@ -184,84 +183,6 @@ static void pause_links(struct legacy_session *s, bool paused)
         s->loop->stats.flow_control_pauses++;
     for (size_t i = 0; i < s->link_count; i++)
         legacy_link_pause(s->links[i], paused);
-}
-
-static bool any_link_full(const struct legacy_session *s)
-{
-    for (size_t i = 0; i < s->link_count; i++)
-        if (legacy_link_full(s->links[i]))
-            return true;
-    return false;
-}
-
-/* ----------------------------------------------------------------- links */
-
-static void link_push(void *owner, struct span element)
-{
-    push_element(owner, element);
-}
-
-/* A hub result: in the answer of the /send that waits for it (SSE, long
- * polling), else on the WebSocket. */
-static void link_reply(void *owner, const char *frame, size_t len)
-{
-    if (!legacy_send_result(owner, frame, len))
-        queue_text(owner, frame, len);
-}
-
-static void link_changed(void *owner, struct legacy_link *l)
-{
-    struct legacy_session *s = owner;
-    if (l->state == LEGACY_LINK_FAILED && l->listed && s->start.wsi == NULL && s->started)
-        session_end(s, l->failure);
-    else
-        legacy_start_check(&s->start);
-}
-
-/* A link drained: the client is read again once no link is full. */
-static void link_drained(void *owner)
-{
-    struct legacy_session *s = owner;
-    if (!any_link_full(s)) {
-        wsmsg_resume_reading(s->carrier == LEGACY_CARRIER_WEBSOCKET ? s->wsi : NULL, &s->client_paused);
-        legacy_send_resume(s);
-    }
-}
-
-static const struct legacy_link_ops session_link_ops = {
-    link_push, link_reply, link_changed, link_drained,
-};
-
-struct legacy_link *legacy_session_open_link(struct legacy_session *s, struct legacy_hub *hub, struct span spelled, bool listed)
-{
-    struct legacy_link **grown = realloc(s->links, (s->link_count + 1) * sizeof *grown);
-    if (!grown)
-        return NULL;
-    s->links = grown;
-    struct hub_channel_client client = {
-        .connection_id = s->connection_id,
-        .headers = &s->headers,
-        .query = s->query,
-        .forwarded_for = s->forwarded_for,
-    };
-    if (hub->app_identity) /* none: the service channel refuses the client */
-        legacy_identity_claims(s->identity, hub->endpoint->name, &client.claims, &client.claim_count,
-                               &client.connection_id);
-    struct legacy_link *l = legacy_link_open(hub, &client, spelled, listed, &session_link_ops, s);
-    if (!l)
-        return NULL;
-    s->links[s->link_count++] = l;
-    if (s->links_paused)
-        legacy_link_pause(l, true);
-    return l;
-}
-
-struct legacy_link *legacy_session_find_link(struct legacy_session *s, struct span hub)
-{
-    for (size_t i = 0; i < s->link_count; i++)
-        if (span_eq_nocase(span_from_cstr(s->links[i]->hub->endpoint->name), hub))
-            return s->links[i];
-    return NULL;
 }
 
 /* ---------------------------------------------------------------- start */
@@ -302,7 +223,7 @@ static void flush_after_start(struct legacy_session *s)
     struct buf frame;
     buf_init(&frame);
     if (encode_frame(s, &frame, last, false, add_all_after, &all))
-        queue_text(s, frame.data, frame.len);
+        legacy_session_queue_text(s, frame.data, frame.len);
     else
         out_of_memory(s);
     buf_free(&frame);
@@ -378,7 +299,7 @@ static void legacy_keepalive_due(struct timer_entry *e)
         lws_callback_on_writable(s->wsi);
     }
     if (now - s->last_sent_ms >= interval)
-        queue_text(s, LEGACY_KEEPALIVE_FRAME, sizeof LEGACY_KEEPALIVE_FRAME - 1);
+        legacy_session_queue_text(s, LEGACY_KEEPALIVE_FRAME, sizeof LEGACY_KEEPALIVE_FRAME - 1);
     if (s->wsi && !s->closing)
         loop_timer_schedule(s->loop, &s->keepalive_timer, legacy_keepalive_next(s, now, interval));
 }
@@ -612,15 +533,15 @@ void legacy_session_established(struct legacy_session *s)
     }
     struct replay_all all = { s, reconnect ? s->reconnect_cursor : 0 };
     if (s->carrier == LEGACY_CARRIER_SSE)
-        queue_text(s, LEGACY_SSE_INITIALIZED, sizeof LEGACY_SSE_INITIALIZED - 1);
+        legacy_session_queue_text(s, LEGACY_SSE_INITIALIZED, sizeof LEGACY_SSE_INITIALIZED - 1);
     if (!reconnect && !s->started) {
         /* The init frame of a connection not started yet carries nothing: the
          * hubs' pushes wait for /start (flush_after_start). */
         if (encode_frame(s, &frame, 0, true, NULL, NULL))
-            queue_text(s, frame.data, frame.len);
+            legacy_session_queue_text(s, frame.data, frame.len);
     } else if (!reconnect || last > s->reconnect_cursor) {
         if (encode_frame(s, &frame, last, !reconnect, add_all_after, &all))
-            queue_text(s, frame.data, frame.len);
+            legacy_session_queue_text(s, frame.data, frame.len);
     }
     buf_free(&frame);
     s->channel_live = true;

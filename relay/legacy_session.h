@@ -233,4 +233,9 @@ struct legacy_link *legacy_session_open_link(struct legacy_session *s, struct le
                                              bool listed);
 void legacy_session_result_error(struct legacy_session *s, const char *legacy_id, const char *text);
 
+/* For legacy_session_links.c: an element for the client's next M frame (through the replay ring),
+ * a frame straight to the client. */
+void legacy_session_push_element(struct legacy_session *s, struct span element);
+void legacy_session_queue_text(struct legacy_session *s, const char *data, size_t len);
+
 #endif

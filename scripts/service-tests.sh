@@ -114,8 +114,10 @@ APP_PORT="$(free_port)"
 APP_URL="http://127.0.0.1:$APP_PORT"
 LEGACY_APP_PORT="$(free_port)" # an app test/legacy.test.mjs starts and kills, legacy hub `lboard`
 # The relay also answers /board/negotiate and /ops/negotiate by asking the app (--app-negotiate),
-# and asks it who a legacy client of board, ops or lboard is.
+# and asks it who a legacy client of board, ops or lboard is. A dropped legacy client ends after
+# 10 s (+5 s) instead of 30 s (+5 s): test/legacy-leave.test.mjs waits for that.
 "$RELAY_BIN" --listen "127.0.0.1:$RELAY_PORT" --service-key "$OLD_SERVICE_KEY" --service-key "$SERVICE_KEY" \
+    --legacy-disconnect-timeout 10 \
     --app-negotiate "board=$APP_URL/board" --app-negotiate "ops=$APP_URL/ops" \
     --app-negotiate "lboard=http://127.0.0.1:$LEGACY_APP_PORT/board" >"$RELAY_LOG" 2>&1 </dev/null &
 RELAY_PID=$!

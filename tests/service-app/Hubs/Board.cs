@@ -103,6 +103,17 @@ public sealed class Board : Hub
 
     public Task RemoveFromGroup(string group) => Groups.RemoveFromGroupAsync(Context.ConnectionId, group);
 
+    // AddToGroup, timed: [when this hub method began (Unix ms), how long the service took to ack
+    // (ms)]. tests/service/bench/join-storm.mjs splits a join's time with it: to the app, the
+    // service's ack, back to the client.
+    public async Task<long[]> AddToGroupTimed(string group)
+    {
+        long began = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds();
+        var watch = System.Diagnostics.Stopwatch.StartNew();
+        await Groups.AddToGroupAsync(Context.ConnectionId, group);
+        return new[] { began, watch.ElapsedMilliseconds };
+    }
+
     // Another connection into/out of a group (its id from welcome/joined).
     public Task AddConnectionToGroup(string connectionId, string group) =>
         Groups.AddToGroupAsync(connectionId, group);

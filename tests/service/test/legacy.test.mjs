@@ -7,61 +7,16 @@
 // What is expected comes from the app's hub code (tests/service-app/Hubs/Board.cs, OpsHub.cs),
 // its test authentication (TestUserAuthHandler: `?user=NAME` is who you are; /ops is
 // [Authorize]) and the legacy wire protocol (a stream is progress then the result).
-import { after, before, test } from "../../lib/test.mjs";
+import { test } from "../../lib/test.mjs";
 import assert from "node:assert/strict";
 import {
     APP_URL, LEGACY_APP_PORT, RELAY_URL, connect, waitFor, messages, metrics, stopAll, startApp, stopApp,
 } from "../lib.mjs";
+import { BOARD_EVENTS, invokeOk, legacyClient, useLegacyBrowser, withPage } from "../legacy-browser.mjs";
 
 const T = { timeout: 120000 };
-const BOARD_EVENTS = ["welcome", "joined", "left", "private", "userMessage", "broadcast", "groupMessage"];
 
-let harness = null;
-let browser = null;
-let unavailable = null;
-
-before(async () => {
-    try {
-        process.env.SIGNALR_LEGACY_URL = `${RELAY_URL}/signalr`;
-        harness = await import("../../legacy/browser/lib/harness.mjs");
-        browser = await harness.Browser.launch();
-    } catch (error) {
-        unavailable = error;
-    }
-});
-
-after(async () => {
-    await browser?.close();
-});
-
-// A fresh page (its own cookie jar); closed (every client stopped) afterwards.
-async function withPage(body) {
-    if (unavailable) throw unavailable;
-    const page = await browser.openPage();
-    let failed = true;
-    try {
-        await body(page);
-        failed = false;
-    } finally {
-        if (failed) page.printConsole("page console:");
-        await page.close();
-    }
-}
-
-// A started jQuery client `name` of hub board (or hubs) as user (query ?user=).
-async function legacyClient(page, name, user, hubs = { board: BOARD_EVENTS }) {
-    await page.create(name, hubs, user ? { qs: { user } } : {});
-    const state = await page.start(name);
-    assert.equal(state.failed, undefined, `start of ${name}: ${JSON.stringify(state.failed)}`);
-    assert.equal(state.state, "connected");
-    return state;
-}
-
-async function invokeOk(page, name, hub, method, ...args) {
-    const outcome = await page.invoke(name, hub, method, ...args);
-    assert.ok(outcome.ok, `${hub}.${method} on ${name}: ${JSON.stringify(outcome.error)}`);
-    return outcome;
-}
+useLegacyBrowser();
 
 test("a legacy client reaches the app's hub: OnConnected, calls, errors, its identity and a Core peer", T, () =>
     withPage(async (page) => {
