@@ -4,7 +4,8 @@
 # through the relay, and `ab` relay vs backend (also on a changed session, which both differ from
 # alike); then checks that a session whose recorded answer
 # was changed (a result, a Close record) fails against the backend (the comparison is live, not
-# vacuous). Prints
+# vacuous); then Core long polls recorded in other batches than the server sends them (pass) and
+# with a record missing, extra or changed, or another status (fail). Prints
 # `core replay: N passed, M failed`.
 #
 #   RELAY_URL=http://127.0.0.1:8080 BACKEND_URL=http://127.0.0.1:5000 tests/replay/run.sh
@@ -61,6 +62,35 @@ code=$?
 printf '%s\n' "$out"
 if [ "$code" -eq 1 ] && grep -q 'missing \["allowReconnect"\]' <<<"$out"; then passed=$((passed + 1)); else
     failed=$((failed + 1)); echo "FAILED: a changed Close record was not reported (exit $code)"; fi
+
+# Core long polling is compared as one stream of records over the polls: a recording whose poll
+# answers batch the records otherwise than the server does passes; a record missing, extra or
+# changed, or another status, fails (tests/replay/vary-core-polls.py writes the variants).
+expect_fail() { # NAME PATTERN FILE: check against the backend must exit 1 saying PATTERN
+    local out code
+    echo "== $1"
+    out="$("$SIGNALR_REPLAY_BIN" check --timeout 3000 --target "$BACKEND_URL" "$3")"
+    code=$?
+    printf '%s\n' "$out"
+    if [ "$code" -eq 1 ] && grep -aqF "$2" <<<"$out"; then passed=$((passed + 1)); else
+        failed=$((failed + 1)); echo "FAILED: $1 (exit $code)"; fi
+}
+lp=("$root"/fixtures/core/js-*-json-LongPolling-add.jsonl)
+if [ "${#lp[@]}" -gt 0 ]; then
+    mkdir -p "$work/lp"
+    python3 "$here/vary-core-polls.py" "${lp[0]}" "$work/lp"
+    step "Core long polls batched otherwise than recorded (backend)" "$SIGNALR_REPLAY_BIN" check --target "$BACKEND_URL" \
+        "$work/lp/moved.jsonl" "$work/lp/spread.jsonl"
+    step "Core long polls batched otherwise than recorded, ab: relay vs backend" "$SIGNALR_REPLAY_BIN" ab \
+        --a "$RELAY_URL" --b "$BACKEND_URL" "$work/lp/moved.jsonl" "$work/lp/spread.jsonl"
+    expect_fail "a record missing from the recording is reported" 'got {"type":1,"target":"welcome"' "$work/lp/missing.jsonl"
+    expect_fail "a record the server never sends is reported" 'timed out after 3000 ms waiting for line' "$work/lp/extra.jsonl"
+    expect_fail "a changed record across polls is reported" 'expected 43, got 42' "$work/lp/changed.jsonl"
+    expect_fail "another status of the last poll is reported" 'recorded 404' "$work/lp/status.jsonl"
+else
+    failed=$((failed + 1))
+    echo "FAILED: no fixtures/core/js-*-json-LongPolling-add.jsonl to vary"
+fi
 rm -rf "$work"
 echo "core replay: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -173,49 +173,19 @@ static int core_records_answer(struct rp_req *q, struct rp_event *expected, stru
     return 1;
 }
 
-/* 1 when the body is exactly one Close record (JSON or MessagePack). */
-static int only_close_record(const char *p, size_t n)
-{
-    int bad = 0;
-    cJSON *got = core_body_records(NULL, NULL, p, n, memchr(p, '{', n ? 1 : 0) == NULL, &bad);
-    const cJSON *v = got->child;
-    const cJSON *type = cJSON_IsObject(v) ? cJSON_GetObjectItemCaseSensitive(v, "type") : cJSON_IsArray(v) ? v->child : NULL;
-    int yes = !bad && v && !v->next && cJSON_IsNumber(type) && type->valuedouble == 7;
-    cJSON_Delete(got);
-    return yes;
-}
-
-/* The end of a Core long-polling session is a race the recording cannot settle: when the client's
- * DELETE and a pending poll cross, the poll gets 204, or 200 with the server's Close record when
- * the server ended first. Either is taken for the other. */
-static int core_poll_end_race(struct rp_req *q, struct rp_event *expected, struct rp_conn *c)
-{
-    const struct rp_event *req = &q->r->fx.ev[q->req_ev];
-    const char *method = rp_ev_str(req, "method");
-    const cJSON *st = cJSON_GetObjectItemCaseSensitive(expected->j, "status");
-    int want = cJSON_IsNumber(st) ? (int)st->valuedouble : -1;
-    if (!method || strcmp(method, "GET") != 0)
-        return 0;
-    if (want == 204 && c->status == 200)
-        return only_close_record(c->body.p ? c->body.p : "", c->body.len);
-    if (want == 200 && c->status == 204) {
-        const char *eb = rp_ev_str(expected, "body"), *eb64 = rp_ev_str(expected, "bodyBase64");
-        size_t n = 0;
-        char *raw = eb64 ? rp_decode_base64(eb64, &n) : eb ? rp_strdup(eb) : NULL;
-        if (raw && !eb64)
-            n = strlen(raw);
-        int yes = raw && only_close_record(raw, n);
-        free(raw);
-        return yes;
-    }
-    return 0;
-}
-
 static void on_end(struct rp_conn *c)
 {
     struct rp_req *q = c->ctx;
     struct rp_run *r = q->r;
-    if (q->resp_ev == RP_NONE || r->failure)
+    if (q->lp && q->lp->poll == q)
+        q->lp->poll = NULL;
+    if (r->failure)
+        return;
+    if (q->lp && (q->resp_ev == RP_NONE || r->fx.ev[q->resp_ev].poll_ws)) {
+        rp_poll_end(q, c); /* Core long polling: one stream of records over the polls */
+        return;
+    }
+    if (q->resp_ev == RP_NONE)
         return;
     struct rp_event *expected = &r->fx.ev[q->resp_ev];
     if (expected->done)
@@ -232,12 +202,6 @@ static void on_end(struct rp_conn *c)
     }
     const char *body = c->body.p ? c->body.p : "";
     const char *ebody = rp_ev_str(expected, "body");
-    if (r->fx.door_core && core_poll_end_race(q, expected, c)) {
-        rp_answered(r);
-        expected->done = 1;
-        free(dexp);
-        return;
-    }
     if (r->fx.door_core && core_records_answer(q, expected, c, dexp)) {
         free(dexp);
         return;
@@ -507,6 +471,8 @@ static void on_http_error(struct rp_conn *c, const char *why)
 {
     struct rp_req *q = c->ctx;
     struct rp_run *r = q->r;
+    if (q->lp && q->lp->poll == q)
+        q->lp->poll = NULL;
     const char *cut = q->resp_ev != RP_NONE ? rp_ev_str(&r->fx.ev[q->resp_ev], "cut") : NULL;
     if (cut && strcmp(cut, "client") == 0)
         return;

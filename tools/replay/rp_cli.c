@@ -218,8 +218,11 @@ static struct result replay_one(const char *file, const struct rp_opts *o)
     res.ms = (long long)r.ms;
     res.stats = r.stats;
     if (o->verbose) {
-        fprintf(stderr, "%s: %u frames received, %u keep-alives left out, %u frames after a client close\n", file,
-                r.stats.frames_received, r.stats.keepalives_ignored, r.stats.after_close_ignored);
+        fprintf(stderr,
+                "%s: %u frames received, %u keep-alives left out, %u frames after a client close, %u polls sent again, "
+                "%u recorded polls served by the poll out\n",
+                file, r.stats.frames_received, r.stats.keepalives_ignored, r.stats.after_close_ignored,
+                r.stats.polls_again, r.stats.polls_joined);
         for (size_t i = 0; i < r.b.n; i++)
             fprintf(stderr, "  %s = %s\n", r.b.v[i].placeholder, r.b.v[i].value);
     }

@@ -17,6 +17,10 @@
 static const char *ws_path(const struct rp_ws_state *st)
 {
     const struct rp_run *r = st->r;
+    if (st->stream->ws <= RP_POLL_WS)
+        return "the long polls";
+    if (st->stream->ws < 0)
+        return "an event stream";
     const char *p = st->stream->open_ev != RP_NONE ? rp_ev_str(&r->fx.ev[st->stream->open_ev], "path") : NULL;
     return p ? p : "?";
 }

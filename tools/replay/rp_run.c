@@ -334,7 +334,10 @@ void rp_send_request(struct rp_run *r, size_t evi, cJSON *again, const char *cur
     const char *method = rp_ev_str(e, "method");
     if (!method)
         method = "GET";
-    if (add_origin(r, e, &h) == 0) {
+    struct rp_ws_state *lp = e->poll_ws ? rp_ws_state_of(r, e->poll_ws) : NULL;
+    if (lp && !rp_poll_may_send(lp)) {
+        r->stats.polls_joined++; /* the poll out now answers for this one */
+    } else if (add_origin(r, e, &h) == 0) {
         if (body_len || strcmp(method, "GET") != 0) {
             char *cl = rp_fmt("content-length: %zu\r\n", body_len);
             rp_buf_adds(&h, cl);
@@ -342,6 +345,9 @@ void rp_send_request(struct rp_run *r, size_t evi, cJSON *again, const char *cur
         }
         struct rp_req *q = calloc(1, sizeof *q);
         q->r = r;
+        q->lp = e->poll_ws ? rp_ws_state_of(r, e->poll_ws) : NULL;
+        if (q->lp)
+            q->lp->poll = q;
         q->req_ev = evi;
         q->resp_ev = rp_response_of(r, e->id);
         q->again = again;
@@ -366,7 +372,7 @@ void rp_send_request(struct rp_run *r, size_t evi, cJSON *again, const char *cur
     free(body);
 }
 
-static struct rp_ws_state *ws_state(struct rp_run *r, int ws)
+struct rp_ws_state *rp_ws_state_of(struct rp_run *r, int ws)
 {
     for (size_t s = 0; s < r->fx.nstreams; s++)
         if (r->fx.streams[s].ws == ws)
@@ -377,7 +383,7 @@ static struct rp_ws_state *ws_state(struct rp_run *r, int ws)
 static void open_socket(struct rp_run *r, size_t evi)
 {
     const struct rp_event *e = &r->fx.ev[evi];
-    struct rp_ws_state *st = ws_state(r, e->ws);
+    struct rp_ws_state *st = rp_ws_state_of(r, e->ws);
     char *path = url_of(r, e);
     if (!path || !st) {
         free(path);
@@ -413,7 +419,7 @@ static void open_socket(struct rp_run *r, size_t evi)
 static void send_frame(struct rp_run *r, size_t evi)
 {
     const struct rp_event *e = &r->fx.ev[evi];
-    struct rp_ws_state *st = ws_state(r, e->ws);
+    struct rp_ws_state *st = rp_ws_state_of(r, e->ws);
     if (!st || !st->c || !st->c->opened || st->closed || st->client_closed || st->c->fd < 0) {
         char *d = rp_describe(e);
         rp_fail(r, "%s: the socket is not open here", d);
@@ -446,7 +452,7 @@ static void send_frame(struct rp_run *r, size_t evi)
 static void close_socket(struct rp_run *r, size_t evi)
 {
     const struct rp_event *e = &r->fx.ev[evi];
-    struct rp_ws_state *st = ws_state(r, e->ws);
+    struct rp_ws_state *st = rp_ws_state_of(r, e->ws);
     if (!st || !st->exists)
         return;
     if (st->closed && st->close_raced)

@@ -30,6 +30,7 @@ struct rp_opts {
 struct rp_stats {
     unsigned requests, upgrades, frames_sent, items_compared, frames_received;
     unsigned keepalives_ignored, after_close_ignored, foreign_ignored;
+    unsigned polls_again, polls_joined; /* Core long polling: polls sent again / recorded ones served by the poll out */
 };
 
 struct rp_ws_state;

@@ -21,6 +21,8 @@ struct rp_ws_state {
     size_t answer_ev;         /* the recorded ws-accepted / ws-refused, RP_NONE when none */
     int exists, client_closed, closed;
     int close_raced;          /* Core: the server closed after its Close record, the recording has the client close */
+    struct rp_req *poll;      /* Core long polling: the poll out now (one at a time), else NULL */
+    int ended;                /* Core long polling: a poll was answered 204 (the connection is over) */
 };
 
 struct rp_req {
@@ -33,6 +35,7 @@ struct rp_req {
     int next;                 /* next recorded event of the stream */
     cJSON *held;              /* stream: messages of a recorded frame that came in pieces */
     cJSON *again;             /* long poll sent again: the messages so far (array), else NULL */
+    struct rp_ws_state *lp;   /* Core long polling: the poll stream this poll's answer feeds, else NULL */
 };
 
 /* Records the first difference (formatted). */
@@ -55,6 +58,20 @@ char *rp_compare_body(struct rp_run *r, const char *expected, const char *actual
 
 /* Core: the records of a frame (or an event stream's event) against the stream's next ones. */
 void rp_match_core_records(struct rp_ws_state *st, const char *data, size_t n, int binary);
+
+/* The state of stream `ws` (a WebSocket, -id an event stream, RP_POLL_WS - i a poll stream). */
+struct rp_ws_state *rp_ws_state_of(struct rp_run *r, int ws);
+/* Core long polling (rp_poll.c): may a poll of stream st go out now? 0 while another is out (the
+ * recorded poll is then served by that one) or after the end. */
+int rp_poll_may_send(const struct rp_ws_state *st);
+/* A poll's answer against the poll stream: records against the stream's next ones, an empty 200
+ * a keep-alive, a 204 the end, any other status a difference. resp_ev: the recorded answer of the
+ * poll sent (RP_NONE: none). Returns 1 when records are still expected before the next client
+ * action, so the poll is to be sent again. */
+int rp_poll_answer(struct rp_ws_state *st, size_t resp_ev, int status, const char *content_type, const char *body,
+                   size_t n);
+/* on_end of a Core poll: rp_poll_answer, and the poll sent again when it says so. */
+void rp_poll_end(struct rp_req *q, struct rp_conn *c);
 
 extern const struct rp_conn_handler rp_http_handler;
 extern const struct rp_conn_handler rp_ws_handler;

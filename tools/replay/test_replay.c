@@ -1,7 +1,8 @@
 /* test_replay.c - signalr-replay's comparison rules without a server (port of the rule tests of
  * tests/legacy/capture/test/replay.test.mjs): JSON values with exact numbers and member order,
  * placeholders bound once and never shared within a family, backend ids by shape, reading a
- * fixture (versions, truncation, event streams split into events), the reference masks. */
+ * fixture (versions, truncation, event streams split into events), the reference masks, Core long
+ * polls compared as one stream of records whatever the batching. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,6 +12,7 @@
 #include "rp_fixture.h"
 #include "rp_json.h"
 #include "rp_mask.h"
+#include "rp_run_int.h"
 
 /* 1 when why is non-NULL and contains want (why is freed). */
 static int says(char *why, const char *want)
@@ -275,6 +277,168 @@ static void test_core_fixture(void)
     rp_fixture_free(&fx);
 }
 
+/* ---- Core long polling: the polls' records as one stream (rp_poll.c) */
+
+#define RS "\\u001e"
+#define POLL_REQ(id, t) "{\"type\":\"http-request\",\"id\":" #id ",\"method\":\"GET\",\"path\":\"/chat\",\"rawQuery\":\"id=tok\",\"t\":" #t "}\n"
+#define POLL_RESP(id, t, status, body) \
+    "{\"type\":\"http-response\",\"id\":" #id ",\"t\":" #t ",\"status\":" #status \
+    ",\"headers\":{\"content-type\":\"application/octet-stream\"},\"body\":\"" body "\"}\n"
+#define POST(id, t, body) \
+    "{\"type\":\"http-request\",\"id\":" #id ",\"method\":\"POST\",\"path\":\"/chat\",\"rawQuery\":\"id=tok\",\"t\":" #t \
+    ",\"body\":\"" body "\"}\n{\"type\":\"http-response\",\"id\":" #id ",\"t\":" #t \
+    ",\"status\":200,\"headers\":{\"content-type\":\"text/plain\"},\"body\":\"\"}\n"
+#define WELCOME "{\\\"type\\\":1,\\\"target\\\":\\\"welcome\\\",\\\"arguments\\\":[\\\"x\\\"]}"
+#define NOTE "{\\\"type\\\":1,\\\"target\\\":\\\"note\\\",\\\"arguments\\\":[1]}"
+#define RESULT "{\\\"type\\\":3,\\\"invocationId\\\":\\\"0\\\",\\\"result\\\":42}"
+
+/* Lines 2..: the first poll (empty 200), poll 2 (recorded: the handshake answer, welcome, note),
+ * poll 4 (the result), poll 6 (204 after the DELETE). */
+static const char POLL_FIXTURE[] =
+    "{\"type\":\"session\",\"format\":\"signalr-capture\",\"version\":2,\"door\":\"core\"}\n"
+    POLL_REQ(1, 1) POLL_RESP(1, 2, 200, "") POLL_REQ(2, 3) POST(3, 4, "{\\\"protocol\\\":\\\"json\\\",\\\"version\\\":1}" RS)
+    POLL_RESP(2, 6, 200, "{}" RS WELCOME RS NOTE RS) POLL_REQ(4, 7) POST(5, 8, "{\\\"type\\\":1}" RS)
+    POLL_RESP(4, 10, 200, RESULT RS) POLL_REQ(6, 11)
+    "{\"type\":\"http-request\",\"id\":7,\"method\":\"DELETE\",\"path\":\"/chat\",\"rawQuery\":\"id=tok\",\"t\":12}\n"
+    "{\"type\":\"http-response\",\"id\":7,\"t\":13,\"status\":202,\"headers\":{},\"body\":\"\"}\n"
+    POLL_RESP(6, 13, 204, "") "{\"type\":\"end\",\"t\":14,\"placeholders\":[]}\n";
+
+#define J_WELCOME "{\"type\":1,\"target\":\"welcome\",\"arguments\":[\"x\"]}\x1e"
+#define J_NOTE "{\"type\":1,\"target\":\"note\",\"arguments\":[1]}\x1e"
+#define J_RESULT "{\"type\":3,\"invocationId\":\"0\",\"result\":42}\x1e"
+
+struct poll_run {
+    struct rp_opts o;
+    struct rp_loop loop;
+    struct rp_run r;
+};
+
+static void poll_start(struct poll_run *p, int keep_going)
+{
+    memset(p, 0, sizeof *p);
+    p->o.timeout_ms = 1000;
+    p->o.keep_going = keep_going;
+    char *err = NULL;
+    CHECK(rp_run_init(&p->r, POLL_FIXTURE, "poll", &p->o, &p->loop, &err) == 0);
+    free(err);
+}
+
+/* The schedule's next client action is the request of fixture line `line` (0: all done). */
+static void poll_before(struct poll_run *p, int line)
+{
+    p->r.k = p->r.fx.n;
+    for (size_t i = 0; line && i < p->r.fx.n; i++)
+        if (p->r.fx.ev[i].line == line && p->r.fx.ev[i].type == EV_HTTP_REQ)
+            p->r.k = i;
+}
+
+/* One poll's answer; returns what rp_poll_answer says (1: poll again). */
+static int poll_answer(struct poll_run *p, int status, const char *body)
+{
+    return rp_poll_answer(rp_ws_state_of(&p->r, RP_POLL_WS), RP_NONE, status, "application/octet-stream", body,
+                          strlen(body));
+}
+
+/* Every recorded answer of the polls compared (done), and no difference. */
+static int poll_clean(struct poll_run *p)
+{
+    int ok = p->r.failure == NULL;
+    for (size_t i = 0; i < p->r.fx.n; i++)
+        if (p->r.fx.ev[i].poll_ws && p->r.fx.ev[i].type == EV_HTTP_RESP && !p->r.fx.ev[i].done)
+            ok = 0;
+    if (!ok)
+        fprintf(stderr, "  poll run: %s\n", p->r.failure ? p->r.failure : "an answer not compared");
+    return ok;
+}
+
+static void test_core_polls_batching(void)
+{
+    struct poll_run p;
+    /* As recorded. */
+    poll_start(&p, 0);
+    poll_before(&p, 4); /* the first poll, before poll 2 is sent */
+    CHECK(poll_answer(&p, 200, "") == 0);
+    poll_before(&p, 8); /* poll 4 not sent yet */
+    CHECK(poll_answer(&p, 200, "{}\x1e" J_WELCOME J_NOTE) == 0);
+    poll_before(&p, 12);
+    CHECK(poll_answer(&p, 200, J_RESULT) == 0);
+    poll_before(&p, 0);
+    CHECK(poll_answer(&p, 204, "") == 0);
+    CHECK(poll_clean(&p));
+    rp_run_free(&p.r);
+    /* Fewer per poll: split over three polls, a keep-alive between; each asks for another poll. */
+    poll_start(&p, 0);
+    poll_before(&p, 8);
+    CHECK(poll_answer(&p, 200, "{}\x1e") == 1);
+    CHECK(poll_answer(&p, 200, "") == 1);
+    CHECK(poll_answer(&p, 200, J_WELCOME) == 1);
+    CHECK(poll_answer(&p, 200, J_NOTE "{\"type\":6}\x1e") == 0);
+    poll_before(&p, 12);
+    CHECK(poll_answer(&p, 200, J_RESULT) == 0);
+    poll_before(&p, 0);
+    CHECK(poll_answer(&p, 204, "") == 0);
+    CHECK(poll_clean(&p));
+    CHECK(rp_ws_state_of(&p.r, RP_POLL_WS)->ended && !rp_poll_may_send(rp_ws_state_of(&p.r, RP_POLL_WS)));
+    rp_run_free(&p.r);
+    /* More per poll: poll 2's answer carries poll 4's result too; poll 4 then gets the end. */
+    poll_start(&p, 0);
+    poll_before(&p, 9);
+    CHECK(poll_answer(&p, 200, "{}\x1e" J_WELCOME J_NOTE J_RESULT) == 0);
+    poll_before(&p, 0);
+    CHECK(poll_answer(&p, 204, "") == 0);
+    CHECK(poll_clean(&p));
+    rp_run_free(&p.r);
+    /* The end race: a Close record where the recording has the 204. */
+    poll_start(&p, 0);
+    poll_before(&p, 0);
+    CHECK(poll_answer(&p, 200, "{}\x1e" J_WELCOME J_NOTE J_RESULT) == 1); /* the 204 is still to come */
+    CHECK(poll_answer(&p, 200, "{\"type\":7}\x1e") == 0);
+    CHECK(poll_clean(&p));
+    rp_run_free(&p.r);
+}
+
+static void test_core_polls_differ(void)
+{
+    struct poll_run p;
+    /* A missing record: note where welcome was recorded. */
+    poll_start(&p, 0);
+    poll_before(&p, 9);
+    CHECK(poll_answer(&p, 200, "{}\x1e" J_NOTE) == 0);
+    CHECK(says(p.r.failure ? rp_strdup(p.r.failure) : NULL, "line 7: response 2 (200): got {\"type\":1,\"target\":\"note\""));
+    rp_run_free(&p.r);
+    /* An extra record after all recorded ones. */
+    poll_start(&p, 0);
+    poll_before(&p, 0);
+    CHECK(poll_answer(&p, 200, "{}\x1e" J_WELCOME J_NOTE J_RESULT J_NOTE) == 0);
+    CHECK(says(p.r.failure ? rp_strdup(p.r.failure) : NULL, "after all 4 recorded ones"));
+    rp_run_free(&p.r);
+    /* A changed record, across a batching difference. */
+    poll_start(&p, 0);
+    poll_before(&p, 13);
+    CHECK(poll_answer(&p, 200, "{}\x1e" J_WELCOME) == 1);
+    CHECK(poll_answer(&p, 200, J_NOTE "{\"type\":3,\"invocationId\":\"0\",\"result\":43}\x1e") == 0);
+    CHECK(says(p.r.failure ? rp_strdup(p.r.failure) : NULL, "$.result: expected 42, got 43"));
+    rp_run_free(&p.r);
+    /* Another status, and the end before the records. */
+    poll_start(&p, 0);
+    poll_before(&p, 9);
+    CHECK(poll_answer(&p, 404, "No Connection with that ID") == 0);
+    CHECK(says(p.r.failure ? rp_strdup(p.r.failure) : NULL, "line 7: response 2 (200): status 404"));
+    rp_run_free(&p.r);
+    poll_start(&p, 0);
+    poll_before(&p, 9);
+    CHECK(poll_answer(&p, 200, "{}\x1e") == 1);
+    CHECK(poll_answer(&p, 204, "") == 0);
+    CHECK(says(p.r.failure ? rp_strdup(p.r.failure) : NULL, "status 204 (the server ended the connection) before 3"));
+    rp_run_free(&p.r);
+    /* Not records at all. */
+    poll_start(&p, 0);
+    poll_before(&p, 9);
+    CHECK(poll_answer(&p, 200, "{\"unterminated\"") == 0);
+    CHECK(says(p.r.failure ? rp_strdup(p.r.failure) : NULL, "line 7: response 2 (200): got \"{\\\"unterminated\\\"\""));
+    rp_run_free(&p.r);
+}
+
 /* ab: each side's differences with its own bound values put back as placeholders. */
 static void test_unbind(void)
 {
@@ -293,6 +457,8 @@ int main(void)
     test_unbind();
     test_core_records();
     test_core_fixture();
+    test_core_polls_batching();
+    test_core_polls_differ();
     test_exact_numbers();
     test_types_members_order();
     test_placeholders();
