@@ -5,7 +5,8 @@
 # alike); then checks that a session whose recorded answer
 # was changed (a result, a Close record) fails against the backend (the comparison is live, not
 # vacuous); then Core long polls recorded in other batches than the server sends them (pass) and
-# with a record missing, extra or changed, or another status (fail). Prints
+# with a record missing, extra or changed, or another status (fail); and ab against a fake Core
+# server that differs from the backend at two points: both reported. Prints
 # `core replay: N passed, M failed`.
 #
 #   RELAY_URL=http://127.0.0.1:8080 BACKEND_URL=http://127.0.0.1:5000 tests/replay/run.sh
@@ -90,6 +91,44 @@ if [ "${#lp[@]}" -gt 0 ]; then
 else
     failed=$((failed + 1))
     echo "FAILED: no fixtures/core/js-*-json-LongPolling-add.jsonl to vary"
+fi
+
+# ab goes on past a structural difference: B, a small Core server (fake-core-server.py) that
+# answers as the backend does but for no answer to invocation 0 and a wrong sum for invocation 1,
+# differs from A (the backend) at both points, the second one reached too.
+fake_start() { # FLAGS...: starts the fake server, sets FAKE_PID and FAKE_URL
+    python3 "$here/fake-core-server.py" "$@" >"$work/fake.out" 2>&1 &
+    FAKE_PID=$! FAKE_URL=
+    for _ in $(seq 1 300); do
+        FAKE_URL="$(sed -n 's/^listening //p' "$work/fake.out")"
+        [ -n "$FAKE_URL" ] && return 0
+        kill -0 "$FAKE_PID" 2>/dev/null || break
+        sleep 0.1
+    done
+    cat "$work/fake.out"
+    return 1
+}
+fake_stop() { [ -n "${FAKE_PID:-}" ] && kill "$FAKE_PID" 2>/dev/null && wait "$FAKE_PID" 2>/dev/null; FAKE_PID=; }
+trap fake_stop EXIT
+if [ "${#lp[@]}" -gt 0 ] && fake_start; then
+    step "ab: the backend and a faithful fake Core server are the same" "$SIGNALR_REPLAY_BIN" ab \
+        --a "$BACKEND_URL" --b "$FAKE_URL" "${lp[0]}"
+    fake_stop
+fi
+if [ "${#lp[@]}" -gt 0 ] && fake_start --no-answer-to 0 --off-by-one 1; then
+    echo "== ab: a side goes on past a missing answer (both differences reported)"
+    out="$("$SIGNALR_REPLAY_BIN" ab --timeout 2000 --a "$BACKEND_URL" --b "$FAKE_URL" "${lp[0]}")"
+    code=$?
+    printf '%s\n' "$out"
+    fake_stop
+    if [ "$code" -eq 1 ] && grep -q 'differ at 2 points' <<<"$out" &&
+        grep -q 'b: timed out after 2000 ms waiting for line' <<<"$out" &&
+        grep -q 'b: line [0-9]*: response [0-9]* (200): got {"type":3,"invocationId":"1","result":-1}: $.result: expected -2, got -1' <<<"$out" &&
+        ! grep -q 'not reached' <<<"$out"; then passed=$((passed + 1)); else
+        failed=$((failed + 1)); echo "FAILED: ab did not report both differences (exit $code)"; fi
+else
+    failed=$((failed + 1))
+    echo "FAILED: the fake Core server did not start"
 fi
 rm -rf "$work"
 echo "core replay: $passed passed, $failed failed"

@@ -99,7 +99,8 @@ static int still_expected(const struct rp_ws_state *st)
 
 /* A 204: the server ended the connection. The stream must be complete (but for its last record
  * when that is a Close record: the end of a session races the client's DELETE) and the recording
- * must end with a 204 too (or the Close record). */
+ * must end with a 204 too (or the Close record); otherwise the run stops there (also in ab: the
+ * connection is over). */
 static void poll_ended(struct rp_ws_state *st, size_t want)
 {
     struct rp_run *r = st->r;
@@ -114,12 +115,12 @@ static void poll_ended(struct rp_ws_state *st, size_t want)
     if (left && !close_left) {
         const struct rp_item *it = &st->stream->items[st->pos];
         char *next = it->value ? rp_json_show(it->value, 300) : rp_quote(it->text ? it->text : "<binary>", 200);
-        rp_differ(r, "%s: status 204 (the server ended the connection) before %zu recorded record(s), the next: %s", d,
-                  left, next);
+        rp_fail(r, "%s: status 204 (the server ended the connection) before %zu recorded record(s), the next: %s", d,
+                left, next);
         free(next);
         end_stream(st);
     } else if (end_stream(st) == 0 && !close_left) {
-        rp_differ(r, "%s: status 204 (the server ended the connection), recorded 200 (it went on)", d);
+        rp_fail(r, "%s: status 204 (the server ended the connection), recorded 200 (it went on)", d);
     } else {
         rp_answered(r);
     }

@@ -570,6 +570,11 @@ static int waiting(struct rp_run *r, size_t k, int64_t now)
     }
     if (!r->wait_deadline)
         r->wait_deadline = now + r->o->timeout_ms;
+    if (now >= r->wait_deadline && r->o->keep_going) {
+        rp_give_up(r, k); /* ab: reported, taken as missing, and the side goes on */
+        r->wait_deadline = 0;
+        return r->failure != NULL;
+    }
     if (now >= r->wait_deadline) {
         char *d = rp_describe(&r->fx.ev[p]);
         rp_fail(r, "timed out after %d ms waiting for %s", r->o->timeout_ms, d);

@@ -59,6 +59,9 @@ char *rp_compare_body(struct rp_run *r, const char *expected, const char *actual
 /* Core: the records of a frame (or an event stream's event) against the stream's next ones. */
 void rp_match_core_records(struct rp_ws_state *st, const char *data, size_t n, int binary);
 
+/* ab (rp_resync.c): every server event before k not come in time is reported and given up (its
+ * stream moved past it), so the side goes on. */
+void rp_give_up(struct rp_run *r, size_t k);
 /* The state of stream `ws` (a WebSocket, -id an event stream, RP_POLL_WS - i a poll stream). */
 struct rp_ws_state *rp_ws_state_of(struct rp_run *r, int ws);
 /* Core long polling (rp_poll.c): may a poll of stream st go out now? 0 while another is out (the

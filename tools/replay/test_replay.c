@@ -321,6 +321,9 @@ static void poll_start(struct poll_run *p, int keep_going)
     char *err = NULL;
     CHECK(rp_run_init(&p->r, POLL_FIXTURE, "poll", &p->o, &p->loop, &err) == 0);
     free(err);
+    for (size_t i = 0; i < p->r.fx.n; i++) /* the POSTs' answers are not under test here */
+        if (p->r.fx.ev[i].type == EV_HTTP_RESP && !p->r.fx.ev[i].poll_ws)
+            p->r.fx.ev[i].done = 1;
 }
 
 /* The schedule's next client action is the request of fixture line `line` (0: all done). */
@@ -439,6 +442,63 @@ static void test_core_polls_differ(void)
     rp_run_free(&p.r);
 }
 
+/* 1 when the run noted a difference containing want. */
+static int noted(const struct poll_run *p, const char *want)
+{
+    for (size_t i = 0; i < p->r.ndiffs; i++)
+        if (strstr(p->r.diffs[i], want))
+            return 1;
+    fprintf(stderr, "  no difference with \"%s\" among %zu\n", want, p->r.ndiffs);
+    return 0;
+}
+
+/* ab (keep_going): a side reports a structural difference and goes on. */
+static void test_ab_goes_on(void)
+{
+    struct poll_run p;
+    /* A changed record, and then one beyond the recording (reported and skipped, where check
+     * stops): two differences, the run not stopped. */
+    poll_start(&p, 1);
+    poll_before(&p, 8);
+    CHECK(poll_answer(&p, 200, "{}\x1e" J_WELCOME J_NOTE) == 0);
+    poll_before(&p, 12);
+    CHECK(poll_answer(&p, 200, "{\"type\":3,\"invocationId\":\"0\",\"result\":43}\x1e" J_NOTE) == 0);
+    CHECK(noted(&p, "line 11: response 4 (200): got {\"type\":3,\"invocationId\":\"0\",\"result\":43}: $.result: expected 42, got 43"));
+    CHECK(noted(&p, "the long polls: unexpected record {\"type\":1,\"target\":\"note\",\"arguments\":[1]} after all 4 recorded ones"));
+    CHECK_EQ_INT(p.r.ndiffs, 2);
+    poll_before(&p, 0);
+    CHECK(poll_answer(&p, 204, "") == 0);
+    CHECK(p.r.failure == NULL);
+    rp_run_free(&p.r);
+    /* An answer that never came: given up at the timeout (reported), its records skipped, so the
+     * next poll's answer compares with the next recorded one. */
+    poll_start(&p, 1);
+    poll_before(&p, 8);
+    rp_give_up(&p.r, p.r.k);
+    CHECK(noted(&p, "timed out after 1000 ms waiting for line 7: response 2 (200)"));
+    CHECK_EQ_INT(p.r.ndiffs, 1);
+    poll_before(&p, 12);
+    CHECK(poll_answer(&p, 200, J_RESULT) == 0);
+    CHECK_EQ_INT(p.r.ndiffs, 1);
+    poll_before(&p, 0);
+    CHECK(poll_answer(&p, 204, "") == 0);
+    CHECK(poll_clean(&p)); /* every answer compared or given up, the run not stopped */
+    CHECK_EQ_INT(p.r.ndiffs, 1);
+    rp_run_free(&p.r);
+    /* It stops where it cannot go on: the server ended the connection (204) before the records. */
+    poll_start(&p, 1);
+    poll_before(&p, 8);
+    CHECK(poll_answer(&p, 204, "") == 0);
+    CHECK(says(p.r.failure ? rp_strdup(p.r.failure) : NULL, "status 204 (the server ended the connection) before 4"));
+    rp_run_free(&p.r);
+    /* check (not ab) still stops at the first difference. */
+    poll_start(&p, 0);
+    poll_before(&p, 8);
+    CHECK(poll_answer(&p, 200, "{}\x1e" J_NOTE) == 0);
+    CHECK(p.r.failure != NULL && p.r.ndiffs == 0);
+    rp_run_free(&p.r);
+}
+
 /* ab: each side's differences with its own bound values put back as placeholders. */
 static void test_unbind(void)
 {
@@ -459,6 +519,7 @@ int main(void)
     test_core_fixture();
     test_core_polls_batching();
     test_core_polls_differ();
+    test_ab_goes_on();
     test_exact_numbers();
     test_types_members_order();
     test_placeholders();
