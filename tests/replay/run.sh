@@ -6,7 +6,8 @@
 # was changed (a result, a Close record) fails against the backend (the comparison is live, not
 # vacuous); then Core long polls recorded in other batches than the server sends them (pass) and
 # with a record missing, extra or changed, or another status (fail); and ab against a fake Core
-# server that differs from the backend at two points: both reported. Prints
+# server that differs from the backend at two points: both reported; and legacy long polls and
+# event streams batched otherwise than recorded (fake-legacy-server.py). Prints
 # `core replay: N passed, M failed`.
 #
 #   RELAY_URL=http://127.0.0.1:8080 BACKEND_URL=http://127.0.0.1:5000 tests/replay/run.sh
@@ -130,6 +131,45 @@ else
     failed=$((failed + 1))
     echo "FAILED: the fake Core server did not start"
 fi
+
+# Legacy long polls and event streams batched otherwise than recorded: fake-legacy-server.py sends
+# the three pushes of tests/replay/legacy/*.jsonl (recorded as one, then two) in the batches it is
+# told; every batching passes (messages beyond a recorded answer carried to the next), a changed
+# push that came carried still fails, naming the recorded answer.
+legacy=("$here"/legacy/lp-batched.jsonl "$here"/legacy/sse-batched.jsonl)
+fake_legacy_start() { # FLAGS...: as fake_start, the legacy fake
+    python3 "$here/fake-legacy-server.py" "$@" >"$work/fake.out" 2>&1 &
+    FAKE_PID=$! FAKE_URL=
+    for _ in $(seq 1 300); do
+        FAKE_URL="$(sed -n 's/^listening //p' "$work/fake.out")"
+        [ -n "$FAKE_URL" ] && return 0
+        kill -0 "$FAKE_PID" 2>/dev/null || break
+        sleep 0.1
+    done
+    cat "$work/fake.out"
+    return 1
+}
+for batches in 1,1,1 2,1 1,2 3; do
+    if fake_legacy_start --batches "$batches"; then
+        step "legacy long polls and event streams in batches $batches" "$SIGNALR_REPLAY_BIN" check --grace 100 \
+            --target "$FAKE_URL" "${legacy[@]}"
+    else
+        failed=$((failed + 1)); echo "FAILED: the fake legacy server did not start"
+    fi
+    fake_stop
+done
+if fake_legacy_start --batches 3 --change 3; then
+    echo "== a changed push that came carried is reported"
+    out="$("$SIGNALR_REPLAY_BIN" check --grace 100 --target "$FAKE_URL" "${legacy[@]}")"
+    code=$?
+    printf '%s\n' "$out"
+    if [ "$code" -eq 1 ] && grep -q "response 5 (200): body (the previous poll's answer had it): \$.M\[1\].A\[0\]: expected 3, got 43" <<<"$out" &&
+        grep -q 'event 4 of stream 2: .*(the previous event had it): \$.M\[1\].A\[0\]: expected 3, got 43' <<<"$out"; then
+        passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAILED: a changed carried push was not reported (exit $code)"; fi
+else
+    failed=$((failed + 1)); echo "FAILED: the fake legacy server did not start"
+fi
+fake_stop
 rm -rf "$work"
 echo "core replay: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -68,9 +68,10 @@ static int contains_nocase(const char *s, const char *needle)
 
 /* A long poll answers with what has arrived by then, so the same messages may come in other batches
  * than recorded. When an answer holds only a prefix of the recorded messages, the poll is sent again
- * from the cursor it reached and the answers are compared joined. Returns 1 when sent again;
- * *joined is the rebuilt answer to compare when this was the last piece. */
-static int continue_poll(struct rp_req *q, const char *expected_body, const char *body, cJSON **joined)
+ * from the cursor it reached and the answers are compared joined; when it holds more, the rest is
+ * carried to the next polls (rp_carry.c) and *carried set (compare without C). Returns 1 when sent
+ * again; *joined is the rebuilt answer to compare when this was the last piece. */
+static int continue_poll(struct rp_req *q, const char *expected_body, const char *body, cJSON **joined, int *carried)
 {
     struct rp_run *r = q->r;
     const struct rp_event *req = &r->fx.ev[q->req_ev];
@@ -87,8 +88,17 @@ static int continue_poll(struct rp_req *q, const char *expected_body, const char
         cJSON *all = q->again ? cJSON_Duplicate(q->again, 1) : cJSON_CreateArray();
         for (const cJSON *m = gotM->child; m; m = m->next)
             cJSON_AddItemToArray(all, cJSON_Duplicate(m, 1));
-        int n = cJSON_GetArraySize(all);
-        if (n == 0 || n >= cJSON_GetArraySize(wantM)) {
+        int n = cJSON_GetArraySize(all), k = rp_carry_count(expected_body);
+        if (k > 0 && n > k && ends_with(path_of(q), "/poll")) {
+            char *cursor = NULL;
+            cJSON_ReplaceItemInObjectCaseSensitive(got, "M", all);
+            all = NULL;
+            cJSON *rest = rp_carry_split(got, k, &cursor);
+            rp_carry_keep(r, q->req_ev, rest, cursor);
+            *joined = got;
+            got = NULL;
+            *carried = 1;
+        } else if (n == 0 || n >= cJSON_GetArraySize(wantM)) {
             if (q->again) {
                 cJSON_ReplaceItemInObjectCaseSensitive(got, "M", all);
                 *joined = got;
@@ -220,11 +230,15 @@ static void on_end(struct rp_conn *c)
     }
     if (filtered)
         body = filtered;
-    if (continue_poll(q, ebody ? ebody : "", body, &joined)) {
+    int carried = 0;
+    if (continue_poll(q, ebody ? ebody : "", body, &joined, &carried)) {
         free(filtered);
         free(dexp);
         return;
     }
+    char *stripped = carried ? rp_carry_strip_cursor(ebody) : NULL;
+    if (stripped)
+        ebody = stripped; /* the live C is past the messages carried to the next polls */
     const struct rp_event *req = &r->fx.ev[q->req_ev];
     char *where = rp_fmt("%s to %s %s", dexp, rp_ev_str(req, "method") ? rp_ev_str(req, "method") : "?", path_of(q));
     free(dexp);
@@ -263,6 +277,7 @@ static void on_end(struct rp_conn *c)
     }
     cJSON_Delete(joined);
     free(filtered);
+    free(stripped);
     free(where);
 }
 
@@ -276,11 +291,14 @@ static size_t sse_event(struct rp_run *r, int id, int index)
 }
 
 /* As continue_poll for a stream: a frame holding a prefix of the recorded frame's messages waits
- * for the next ones, and they are compared joined. Returns 1 to compare (*joined: the rebuilt
- * frame, or NULL for data as it came), 0 to wait. */
-static int join_stream_frames(struct rp_req *q, const char *want_data, const char *data, cJSON **joined)
+ * for the next ones, and they are compared joined; one holding more keeps the rest in q->held for
+ * the next recorded events (*carried: compare without C). Returns 1 to compare (*joined: the
+ * rebuilt frame, or NULL for data as it came), 0 to wait. */
+static int join_stream_frames(struct rp_req *q, const char *want_data, const char *data, cJSON **joined,
+                              int *carried)
 {
     *joined = NULL;
+    *carried = 0;
     cJSON *want = rp_json_parse(want_data), *got = rp_json_parse(data);
     const cJSON *wantM = cJSON_IsObject(want) ? cJSON_GetObjectItemCaseSensitive(want, "M") : NULL;
     const cJSON *gotM = cJSON_IsObject(got) ? cJSON_GetObjectItemCaseSensitive(got, "M") : NULL;
@@ -288,12 +306,20 @@ static int join_stream_frames(struct rp_req *q, const char *want_data, const cha
     if (cJSON_IsArray(wantM) && cJSON_IsArray(gotM)) {
         cJSON *all = q->held ? q->held : cJSON_CreateArray();
         q->held = NULL;
+        free(q->held_cursor); /* this frame's C is past whatever was held */
+        q->held_cursor = NULL;
         for (const cJSON *m = gotM->child; m; m = m->next)
             cJSON_AddItemToArray(all, cJSON_Duplicate(m, 1));
-        int n = cJSON_GetArraySize(all);
+        int n = cJSON_GetArraySize(all), k = rp_carry_count(want_data);
         if (n > 0 && n < cJSON_GetArraySize(wantM)) {
             q->held = all;
             compare = 0;
+        } else if (k > 0 && n > k) {
+            cJSON_ReplaceItemInObjectCaseSensitive(got, "M", all);
+            q->held = rp_carry_split(got, k, &q->held_cursor);
+            *joined = got;
+            got = NULL;
+            *carried = 1;
         } else {
             cJSON_ReplaceItemInObjectCaseSensitive(got, "M", all);
             *joined = got;
@@ -408,6 +434,36 @@ static int sse_foreign(struct rp_run *r, int id, int next, char **line)
     return all_gone;
 }
 
+/* Messages carried beyond an event (q->held) against the next recorded events, as many as they
+ * fill; a partly filled one waits for the next live event (joined). */
+static void sse_serve_held(struct rp_req *q, int id)
+{
+    struct rp_run *r = q->r;
+    while (q->held && !r->failure) {
+        size_t w = sse_event(r, id, q->next);
+        int k = w != RP_NONE ? rp_carry_count(r->fx.ev[w].data) : -1;
+        if (k <= 0) {
+            char *shown = rp_json_show(q->held, 300);
+            rp_differ(r, "stream %d: %d message(s) beyond the recorded events: %s", id, cJSON_GetArraySize(q->held), shown);
+            free(shown);
+            cJSON_Delete(q->held);
+            q->held = NULL;
+            free(q->held_cursor);
+            q->held_cursor = NULL;
+            return;
+        }
+        if (cJSON_GetArraySize(q->held) < k)
+            return;
+        cJSON *frame = rp_carry_take(&q->held, k, &q->held_cursor);
+        if (rp_carry_compare(r, &r->fx.ev[w], r->fx.ev[w].data, frame, "(the previous event had it)")) {
+            r->fx.ev[w].done = 1;
+            q->next++;
+            rp_answered(r);
+        }
+        cJSON_Delete(frame);
+    }
+}
+
 /* A Server-Sent Events stream, event by event as it comes: each data line against the next recorded
  * one, keep-alives ({}) left out on both sides. */
 static void on_data(struct rp_conn *c, const char *p, size_t n)
@@ -449,17 +505,21 @@ static void on_data(struct rp_conn *c, const char *p, size_t n)
         } else {
             size_t w = sse_event(r, id, q->next);
             cJSON *joined = NULL;
+            int carried = 0;
             if (w == RP_NONE) {
                 rp_differ(r, "stream %d: an event beyond the recording: data: %.200s", id, line + 6);
-            } else if (join_stream_frames(q, r->fx.ev[w].data, line + 6, &joined)) {
-                char *why = rp_compare_body(r, r->fx.ev[w].data, line + 6, joined, 0, 0);
+            } else if (join_stream_frames(q, r->fx.ev[w].data, line + 6, &joined, &carried)) {
+                char *want = carried ? rp_carry_strip_cursor(r->fx.ev[w].data) : rp_strdup(r->fx.ev[w].data);
+                char *why = rp_compare_body(r, want, line + 6, joined, 0, 0);
                 char *d = rp_describe(&r->fx.ev[w]);
                 if (!rp_fail_why(r, why, d)) {
                     r->fx.ev[w].done = 1;
                     q->next++;
                     rp_answered(r);
+                    sse_serve_held(q, id);
                 }
                 free(d);
+                free(want);
             }
             cJSON_Delete(joined);
         }

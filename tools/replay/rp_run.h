@@ -61,6 +61,9 @@ struct rp_run {
     size_t nreqs, capreqs;
     int64_t started_ms, ms;
     struct lg_hist *latency;    /* load: microseconds from a client action to each answer */
+    cJSON *carry;               /* legacy long polling: messages beyond a recorded answer (rp_carry.c) */
+    char *carry_cursor;         /* the live C after them */
+    char *carry_token;          /* the connectionToken=... of the polls they belong to */
 };
 
 /* Parses the fixture text and prepares a run; -1 and *err when the fixture is unreadable. */

@@ -33,7 +33,8 @@ struct rp_req {
     int sse;                  /* the recording has events of this stream */
     struct rp_buf pending;    /* stream text not yet split into events */
     int next;                 /* next recorded event of the stream */
-    cJSON *held;              /* stream: messages of a recorded frame that came in pieces */
+    cJSON *held;              /* stream: messages of a recorded frame that came in pieces, or carried */
+    char *held_cursor;        /* stream: the live C after carried messages, NULL when none */
     cJSON *again;             /* long poll sent again: the messages so far (array), else NULL */
     struct rp_ws_state *lp;   /* Core long polling: the poll stream this poll's answer feeds, else NULL */
 };
@@ -58,6 +59,28 @@ char *rp_compare_body(struct rp_run *r, const char *expected, const char *actual
 
 /* Core: the records of a frame (or an event stream's event) against the stream's next ones. */
 void rp_match_core_records(struct rp_ws_state *st, const char *data, size_t n, int binary);
+
+/* rp_carry.c: legacy answers with more messages than recorded. The M count of a recorded
+ * PersistentResponse with nothing but C and M, else -1. */
+int rp_carry_count(const char *want);
+/* got (its M holds more than k): keeps its first k messages and loses its C (*cursor, caller
+ * frees); returns the rest (an array, caller owns). */
+cJSON *rp_carry_split(cJSON *got, int k, char **cursor);
+/* A recorded answer's text without its C (caller frees). */
+char *rp_carry_strip_cursor(const char *want);
+/* A frame of the first k carried messages; with *cursor as its C when it takes the last one (then
+ * *carry and *cursor are freed and NULL). */
+cJSON *rp_carry_take(cJSON **carry, int k, char **cursor);
+/* Compares recorded event e's answer text with a frame of carried messages; 1 when alike. */
+int rp_carry_compare(struct rp_run *r, const struct rp_event *e, const char *want, const cJSON *frame,
+                     const char *what);
+/* A poll's messages beyond its recorded answer, for the next polls of its connection. */
+void rp_carry_keep(struct rp_run *r, size_t req_ev, cJSON *rest, char *cursor);
+/* A recorded poll about to be sent: 1 when its answer was all carried (compared, not sent); else
+ * *again and *cursor are set when part of it was (sent from that cursor, the answer joined). */
+int rp_carry_poll(struct rp_run *r, size_t evi, cJSON **again, char **cursor);
+/* Carried messages nobody took are a difference; the carry is emptied. */
+void rp_carry_finish(struct rp_run *r);
 
 /* ab (rp_resync.c): every server event before k not come in time is reported and given up (its
  * stream moved past it), so the side goes on. */

@@ -499,6 +499,101 @@ static void test_ab_goes_on(void)
     rp_run_free(&p.r);
 }
 
+/* ---- legacy long polls answered with more messages than recorded (rp_carry.c) */
+
+#define LNOTE(n) "{\\\"H\\\":\\\"h\\\",\\\"M\\\":\\\"note\\\",\\\"A\\\":[" #n "]}"
+#define LPOLL(id, t, from) \
+    "{\"type\":\"http-request\",\"id\":" #id ",\"t\":" #t ",\"method\":\"POST\",\"path\":\"/signalr/poll\"," \
+    "\"rawQuery\":\"transport=longPolling&connectionToken=<connectionToken>&messageId=" from "\",\"headers\":{},\"body\":\"\"}\n"
+#define LANSWER(id, t, body) \
+    "{\"type\":\"http-response\",\"id\":" #id ",\"t\":" #t ",\"status\":200,\"headers\":{},\"body\":\"" body "\"}\n"
+
+/* Lines: 2-3 connect, 4-5 poll 2 [1], 6-7 poll 3 [2,3], 8-9 poll 4 [4]. */
+static const char LEGACY_POLLS[] =
+    "{\"type\":\"session\",\"format\":\"signalr-legacy-capture\",\"version\":1}\n"
+    "{\"type\":\"http-request\",\"id\":1,\"t\":1,\"method\":\"GET\",\"path\":\"/signalr/connect\","
+    "\"rawQuery\":\"transport=longPolling&connectionToken=<connectionToken>\",\"headers\":{},\"body\":\"\"}\n"
+    LANSWER(1, 2, "{\\\"C\\\":\\\"<cursor:1.1>\\\",\\\"S\\\":1,\\\"M\\\":[]}")
+    LPOLL(2, 3, "<cursor:1.1>") LANSWER(2, 4, "{\\\"C\\\":\\\"<cursor:1.2>\\\",\\\"M\\\":[" LNOTE(1) "]}")
+    LPOLL(3, 5, "<cursor:1.2>") LANSWER(3, 6, "{\\\"C\\\":\\\"<cursor:1.3>\\\",\\\"M\\\":[" LNOTE(2) "," LNOTE(3) "]}")
+    LPOLL(4, 7, "<cursor:1.3>") LANSWER(4, 8, "{\\\"C\\\":\\\"<cursor:1.4>\\\",\\\"M\\\":[" LNOTE(4) "]}")
+    "{\"type\":\"end\",\"t\":9}\n";
+
+static size_t request_at(const struct rp_run *r, int line)
+{
+    for (size_t i = 0; i < r->fx.n; i++)
+        if (r->fx.ev[i].line == line && r->fx.ev[i].type == EV_HTTP_REQ)
+            return i;
+    return RP_NONE;
+}
+
+/* Poll 2's answer carried `notes` (JSON array text) beyond its own, with live cursor `cursor`. */
+static void carried(struct poll_run *p, int keep_going, const char *notes, const char *cursor)
+{
+    memset(p, 0, sizeof *p);
+    p->o.timeout_ms = 1000;
+    p->o.keep_going = keep_going;
+    char *err = NULL;
+    CHECK(rp_run_init(&p->r, LEGACY_POLLS, "legacy", &p->o, &p->loop, &err) == 0);
+    free(err);
+    rp_carry_keep(&p->r, request_at(&p->r, 4), rp_json_parse(notes), rp_strdup(cursor));
+}
+
+static int answered(const struct poll_run *p, int id)
+{
+    for (size_t i = 0; i < p->r.fx.n; i++)
+        if (p->r.fx.ev[i].type == EV_HTTP_RESP && p->r.fx.ev[i].id == id)
+            return p->r.fx.ev[i].done;
+    return 0;
+}
+
+static void test_legacy_carry(void)
+{
+    struct poll_run p;
+    cJSON *again = NULL;
+    char *cursor = NULL;
+    CHECK_EQ_INT(rp_carry_count("{\"C\":\"x\",\"M\":[1,2]}"), 2);
+    CHECK_EQ_INT(rp_carry_count("{\"C\":\"x\",\"S\":1,\"M\":[]}"), -1); /* head fields come where recorded */
+    CHECK_EQ_INT(rp_carry_count("{\"I\":\"0\"}"), -1);
+    /* Poll 3's messages all came with poll 2's answer: poll 3 is not sent, compared with them, and
+     * its C placeholder takes the live C. */
+    carried(&p, 0, "[{\"H\":\"h\",\"M\":\"note\",\"A\":[2]},{\"H\":\"h\",\"M\":\"note\",\"A\":[3]}]", "c-3");
+    CHECK(rp_carry_poll(&p.r, request_at(&p.r, 6), &again, &cursor) == 1 && again == NULL);
+    CHECK(p.r.failure == NULL && answered(&p, 3) && p.r.carry == NULL);
+    CHECK(rp_bind_get(&p.r.b, "<cursor:1.3>") && strcmp(rp_bind_get(&p.r.b, "<cursor:1.3>"), "c-3") == 0);
+    rp_run_free(&p.r);
+    /* Some of them: poll 3 is sent from the live C, its answer to be joined after them. */
+    carried(&p, 0, "[{\"H\":\"h\",\"M\":\"note\",\"A\":[2]}]", "c-2b");
+    CHECK(rp_carry_poll(&p.r, request_at(&p.r, 6), &again, &cursor) == 0);
+    CHECK(cJSON_GetArraySize(again) == 1 && cursor && strcmp(cursor, "c-2b") == 0 && !answered(&p, 3));
+    cJSON_Delete(again);
+    free(cursor);
+    again = NULL;
+    cursor = NULL;
+    rp_run_free(&p.r);
+    /* More than poll 3's: poll 3 compared without a C, poll 4 with the rest and the live C. */
+    carried(&p, 0, "[{\"H\":\"h\",\"M\":\"note\",\"A\":[2]},{\"H\":\"h\",\"M\":\"note\",\"A\":[3]},{\"H\":\"h\",\"M\":\"note\",\"A\":[4]}]", "c-4");
+    CHECK(rp_carry_poll(&p.r, request_at(&p.r, 6), &again, &cursor) == 1);
+    CHECK(rp_bind_get(&p.r.b, "<cursor:1.3>") == NULL && answered(&p, 3));
+    CHECK(rp_carry_poll(&p.r, request_at(&p.r, 8), &again, &cursor) == 1);
+    CHECK(p.r.failure == NULL && answered(&p, 4) && rp_bind_get(&p.r.b, "<cursor:1.4>"));
+    rp_run_free(&p.r);
+    /* Strict: a carried message other than recorded fails, naming the poll. */
+    carried(&p, 0, "[{\"H\":\"h\",\"M\":\"note\",\"A\":[9]},{\"H\":\"h\",\"M\":\"note\",\"A\":[3]}]", "c-3");
+    CHECK(rp_carry_poll(&p.r, request_at(&p.r, 6), &again, &cursor) == 1);
+    CHECK(says(p.r.failure ? rp_strdup(p.r.failure) : NULL,
+               "line 7: response 3 (200): body (the previous poll's answer had it): $.M[0].A[0]: expected 2, got 9"));
+    rp_run_free(&p.r);
+    /* Carried messages no recorded answer takes are a difference. */
+    carried(&p, 1, "[{\"H\":\"h\",\"M\":\"note\",\"A\":[2]},{\"H\":\"h\",\"M\":\"note\",\"A\":[3]},"
+                   "{\"H\":\"h\",\"M\":\"note\",\"A\":[4]},{\"H\":\"h\",\"M\":\"note\",\"A\":[5]}]", "c-5");
+    CHECK(rp_carry_poll(&p.r, request_at(&p.r, 6), &again, &cursor) == 1);
+    CHECK(rp_carry_poll(&p.r, request_at(&p.r, 8), &again, &cursor) == 1);
+    rp_carry_finish(&p.r);
+    CHECK(p.r.ndiffs == 1 && strstr(p.r.diffs[0], "1 message(s) the server sent beyond the recorded answers"));
+    rp_run_free(&p.r);
+}
+
 /* ab: each side's differences with its own bound values put back as placeholders. */
 static void test_unbind(void)
 {
@@ -520,6 +615,7 @@ int main(void)
     test_core_polls_batching();
     test_core_polls_differ();
     test_ab_goes_on();
+    test_legacy_carry();
     test_exact_numbers();
     test_types_members_order();
     test_placeholders();
