@@ -3,7 +3,8 @@
 batches messages as it is told, for the replay's batching tests (tests/replay/run.sh with the
 hand-written sessions of tests/replay/legacy/): a /send answers {"I":"0","R":"ok"} and queues
 three pushes (note 1, 2, 3); the pushes then go out in batches of the given sizes, each batch one
-poll answer or one event, each with its cursor C "c-N" (N: the messages sent so far).
+poll answer or one event, each with its cursor C "c-N" (N: the messages sent so far). Every
+/connect starts a connection of its own, batched from the start of the list again.
 
     python3 tests/replay/fake-legacy-server.py [--batches 2,1] [--change N]
 
@@ -44,7 +45,9 @@ class Queue:
             return {"C": f"c-{self.sent}", "M": out}
 
 
-def make_handler(queue):
+def make_handler(opts):
+    current = {"queue": None}  # the latest connection's (one client at a time)
+
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
@@ -61,11 +64,14 @@ def make_handler(queue):
 
         def route(self):
             url = urlsplit(self.path)
+            if url.path == "/signalr/connect":
+                current["queue"] = Queue(opts.batches, opts.change)
+            queue = current["queue"]
             transport = parse_qs(url.query).get("transport", [""])[0]
             if url.path == "/signalr/negotiate":
                 return self.json({"Url": "/signalr", "ConnectionToken": "tok-1", "ConnectionId": "cid-1"})
             if url.path == "/signalr/connect" and transport == "serverSentEvents":
-                return self.event_stream()
+                return self.event_stream(queue)
             if url.path == "/signalr/connect":
                 return self.json({"C": "c-0", "S": 1, "M": []})
             if url.path == "/signalr/send":
@@ -77,7 +83,7 @@ def make_handler(queue):
                 return self.json(queue.next_batch(60) or {"C": f"c-{queue.sent}", "M": []})
             self.send_error(404)
 
-        def event_stream(self):
+        def event_stream(self, queue):
             self.close_connection = True
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream")
@@ -103,8 +109,8 @@ def main():
     parser.add_argument("--batches", default="1,1,1")
     parser.add_argument("--change", type=int, default=0)
     opts = parser.parse_args()
-    queue = Queue([int(n) for n in opts.batches.split(",") if n], opts.change)
-    server = ThreadingHTTPServer(("127.0.0.1", 0), make_handler(queue))
+    opts.batches = [int(n) for n in opts.batches.split(",") if n]
+    server = ThreadingHTTPServer(("127.0.0.1", 0), make_handler(opts))
     server.daemon_threads = True
     print(f"listening http://127.0.0.1:{server.server_address[1]}", flush=True)
     try:
