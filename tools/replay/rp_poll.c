@@ -160,6 +160,9 @@ int rp_poll_answer(struct rp_ws_state *st, size_t resp_ev, int status, const cha
                    size_t n)
 {
     struct rp_run *r = st->r;
+    struct rp_frame *first = st->stream->nframes ? st->stream->frames[0] : NULL;
+    if (first && first->start == first->end && !first->done) /* the transport's start has come */
+        first->done = r->fx.ev[first->ev].done = 1;
     size_t want = next_answer(st, resp_ev);
     if (status == 204) {
         poll_ended(st, want);

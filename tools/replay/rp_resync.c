@@ -27,17 +27,15 @@ static void skip_event(struct rp_run *r, size_t j)
     struct rp_event *e = &r->fx.ev[j];
     e->done = 1;
     struct rp_ws_state *st = stream_of(r, e);
-    if (st) {
+    if (st) { /* the frames before it in its stream are earlier events: given up before it */
         struct rp_frame *f = e->frame;
         size_t specials = 0;
         for (size_t i = 0; i < st->stream->nframes; i++) {
-            struct rp_frame *g = st->stream->frames[i];
-            specials += g->special && g->start <= f->start;
-            if (g->start <= f->start && !g->done) {
-                g->done = g->head_matched = 1;
-                r->fx.ev[g->ev].done = 1;
-            }
+            specials += st->stream->frames[i]->special;
+            if (st->stream->frames[i] == f)
+                break;
         }
+        f->done = f->head_matched = 1;
         if (st->pos < f->end)
             st->pos = f->end;
         if (st->special_index < specials)
