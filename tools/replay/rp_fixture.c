@@ -398,6 +398,8 @@ static void add_core_event(struct rp_fixture *fx, size_t evi)
 
 /* Core long polling: a GET of the connection's path with its id= (not the negotiate, not an event
  * stream) is a poll; returns its connection's poll stream (RP_POLL_WS - i), 0 when it is none. */
+static int poll_id_ws(struct rp_fixture *fx, const char *raw, int create);
+
 static int core_poll_ws(struct rp_fixture *fx, const struct rp_event *req)
 {
     const char *method = rp_ev_str(req, "method"), *path = rp_ev_str(req, "path"), *raw = rp_ev_str(req, "rawQuery");
@@ -411,6 +413,12 @@ static int core_poll_ws(struct rp_fixture *fx, const struct rp_event *req)
         if (ct && strcmp(ct, "text/event-stream") == 0)
             return 0;
     }
+    return poll_id_ws(fx, raw, 1);
+}
+
+/* The poll stream of the connection named by a query's id= (created when `create`), 0 when none. */
+static int poll_id_ws(struct rp_fixture *fx, const char *raw, int create)
+{
     const char *id = NULL;
     for (const char *p = raw; p && !id; p = strchr(p, '&') ? strchr(p, '&') + 1 : NULL)
         if (strncmp(p, "id=", 3) == 0)
@@ -421,6 +429,8 @@ static int core_poll_ws(struct rp_fixture *fx, const struct rp_event *req)
     for (size_t i = 0; i < fx->npoll_ids; i++)
         if (strlen(fx->poll_ids[i]) == n && strncmp(fx->poll_ids[i], id, n) == 0)
             return RP_POLL_WS - (int)i;
+    if (!create)
+        return 0;
     fx->poll_ids = rp_xrealloc(fx->poll_ids, (fx->npoll_ids + 1) * sizeof *fx->poll_ids);
     fx->poll_ids[fx->npoll_ids++] = rp_strndup(id, n);
     return RP_POLL_WS - (int)(fx->npoll_ids - 1);
@@ -565,6 +575,9 @@ int rp_fixture_parse(const char *text, const char *name, struct rp_fixture *fx, 
         classify(e);
         if (e->type == EV_HTTP_REQ) {
             e->poll_ws = core_poll_ws(fx, e);
+            const char *method = rp_ev_str(e, "method");
+            if (fx->door_core && method && strcmp(method, "DELETE") == 0)
+                e->deletes_ws = poll_id_ws(fx, rp_ev_str(e, "rawQuery"), 0);
         } else if (e->type == EV_HTTP_RESP) {
             const char *cut = rp_ev_str(e, "cut");
             /* Nothing to compare against an error; a cut stream is compared event by event. */

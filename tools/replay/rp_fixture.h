@@ -44,6 +44,7 @@ struct rp_event {
     int done;
     struct rp_frame *frame; /* s2c ws-frame, Core poll answer: what it expects */
     int poll_ws;         /* Core long polling (request and its 200/204 answer): the poll stream, else 0 */
+    int deletes_ws;      /* Core long polling: a DELETE of the connection whose poll stream this is */
 };
 
 struct rp_item {
