@@ -4,7 +4,10 @@
 # through the relay, and `ab` relay vs backend (also on a changed session, which both differ from
 # alike); then checks that a session whose recorded answer
 # was changed (a result, a Close record) fails against the backend (the comparison is live, not
-# vacuous). Prints
+# vacuous); then Core long polls recorded in other batches than the server sends them (pass) and
+# with a record missing, extra or changed, or another status (fail); and ab against a fake Core
+# server that differs from the backend at two points: both reported; and legacy long polls and
+# event streams batched otherwise than recorded (fake-legacy-server.py). Prints
 # `core replay: N passed, M failed`.
 #
 #   RELAY_URL=http://127.0.0.1:8080 BACKEND_URL=http://127.0.0.1:5000 tests/replay/run.sh
@@ -61,6 +64,106 @@ code=$?
 printf '%s\n' "$out"
 if [ "$code" -eq 1 ] && grep -q 'missing \["allowReconnect"\]' <<<"$out"; then passed=$((passed + 1)); else
     failed=$((failed + 1)); echo "FAILED: a changed Close record was not reported (exit $code)"; fi
+
+# Core long polling is compared as one stream of records over the polls: a recording whose poll
+# answers batch the records otherwise than the server does passes; a record missing, extra or
+# changed, or another status, fails (tests/replay/vary-core-polls.py writes the variants).
+expect_fail() { # NAME PATTERN FILE [TIMEOUT-MS]: check against the backend must exit 1 saying PATTERN
+    local out code
+    echo "== $1"
+    out="$("$SIGNALR_REPLAY_BIN" check --timeout "${4:-10000}" --target "$BACKEND_URL" "$3")"
+    code=$?
+    printf '%s\n' "$out"
+    if [ "$code" -eq 1 ] && grep -aqF "$2" <<<"$out"; then passed=$((passed + 1)); else
+        failed=$((failed + 1)); echo "FAILED: $1 (exit $code)"; fi
+}
+lp=("$root"/fixtures/core/js-*-json-LongPolling-add.jsonl)
+if [ "${#lp[@]}" -gt 0 ]; then
+    mkdir -p "$work/lp"
+    python3 "$here/vary-core-polls.py" "${lp[0]}" "$work/lp"
+    step "Core long polls batched otherwise than recorded (backend)" "$SIGNALR_REPLAY_BIN" check --target "$BACKEND_URL" \
+        "$work/lp/moved.jsonl" "$work/lp/spread.jsonl"
+    step "Core long polls batched otherwise than recorded, ab: relay vs backend" "$SIGNALR_REPLAY_BIN" ab \
+        --a "$RELAY_URL" --b "$BACKEND_URL" "$work/lp/moved.jsonl" "$work/lp/spread.jsonl"
+    expect_fail "a record missing from the recording is reported" 'got {"type":1,"target":"welcome"' "$work/lp/missing.jsonl"
+    expect_fail "a record the server never sends is reported" 'timed out after 2000 ms waiting for line' "$work/lp/extra.jsonl" 2000
+    expect_fail "a changed record across polls is reported" 'expected 43, got 42' "$work/lp/changed.jsonl"
+    expect_fail "another status of the last poll is reported" 'recorded 404' "$work/lp/status.jsonl"
+else
+    failed=$((failed + 1))
+    echo "FAILED: no fixtures/core/js-*-json-LongPolling-add.jsonl to vary"
+fi
+
+# ab goes on past a structural difference: B, a small Core server (fake-core-server.py) that
+# answers as the backend does but for no answer to invocation 0 and a wrong sum for invocation 1,
+# differs from A (the backend) at both points, the second one reached too.
+FAKES=0
+fake_start() { # SCRIPT FLAGS...: starts a fake server, sets FAKE_PID and FAKE_URL once it listens
+    local script=$1 out
+    shift
+    FAKES=$((FAKES + 1))
+    out="$work/fake-$FAKES.out" # a file of its own: the last one's URL is never read for this one
+    : >"$out"
+    python3 "$here/$script" "$@" >"$out" 2>&1 &
+    FAKE_PID=$! FAKE_URL=
+    for _ in $(seq 1 300); do
+        FAKE_URL="$(sed -n 's/^listening //p' "$out")"
+        [ -n "$FAKE_URL" ] && return 0
+        kill -0 "$FAKE_PID" 2>/dev/null || break
+        sleep 0.1
+    done
+    cat "$out"
+    return 1
+}
+fake_stop() { [ -n "${FAKE_PID:-}" ] && kill "$FAKE_PID" 2>/dev/null && wait "$FAKE_PID" 2>/dev/null; FAKE_PID=; }
+trap fake_stop EXIT
+if [ "${#lp[@]}" -gt 0 ] && fake_start fake-core-server.py; then
+    step "ab: the backend and a faithful fake Core server are the same" "$SIGNALR_REPLAY_BIN" ab \
+        --a "$BACKEND_URL" --b "$FAKE_URL" "${lp[0]}"
+    fake_stop
+fi
+if [ "${#lp[@]}" -gt 0 ] && fake_start fake-core-server.py --no-answer-to 0 --off-by-one 1; then
+    echo "== ab: a side goes on past a missing answer (both differences reported)"
+    out="$("$SIGNALR_REPLAY_BIN" ab --timeout 5000 --a "$BACKEND_URL" --b "$FAKE_URL" "${lp[0]}")"
+    code=$?
+    printf '%s\n' "$out"
+    fake_stop
+    if [ "$code" -eq 1 ] && grep -q 'differ at 2 points' <<<"$out" &&
+        grep -q 'b: timed out after 5000 ms waiting for line' <<<"$out" &&
+        grep -q 'b: line [0-9]*: response [0-9]* (200): got {"type":3,"invocationId":"1","result":-1}: $.result: expected -2, got -1' <<<"$out" &&
+        ! grep -q 'not reached' <<<"$out"; then passed=$((passed + 1)); else
+        failed=$((failed + 1)); echo "FAILED: ab did not report both differences (exit $code)"; fi
+else
+    failed=$((failed + 1))
+    echo "FAILED: the fake Core server did not start"
+fi
+
+# Legacy long polls and event streams batched otherwise than recorded: fake-legacy-server.py sends
+# the three pushes of tests/replay/legacy/*.jsonl (recorded as one, then two) in the batches it is
+# told; every batching passes (messages beyond a recorded answer carried to the next), a changed
+# push that came carried still fails, naming the recorded answer.
+legacy=("$here"/legacy/lp-batched.jsonl "$here"/legacy/sse-batched.jsonl)
+for batches in 1,1,1 2,1 3; do
+    if fake_start fake-legacy-server.py --batches "$batches"; then
+        step "legacy long polls and event streams in batches $batches" "$SIGNALR_REPLAY_BIN" check --grace 100 \
+            --target "$FAKE_URL" "${legacy[@]}"
+    else
+        failed=$((failed + 1)); echo "FAILED: the fake legacy server did not start"
+    fi
+    fake_stop
+done
+if fake_start fake-legacy-server.py --batches 3 --change 3; then
+    echo "== a changed push that came carried is reported"
+    out="$("$SIGNALR_REPLAY_BIN" check --grace 100 --target "$FAKE_URL" "${legacy[@]}")"
+    code=$?
+    printf '%s\n' "$out"
+    if [ "$code" -eq 1 ] && grep -q "response 5 (200): body (the previous poll's answer had it): \$.M\[1\].A\[0\]: expected 3, got 43" <<<"$out" &&
+        grep -q 'event 4 of stream 2: .*(the previous event had it): \$.M\[1\].A\[0\]: expected 3, got 43' <<<"$out"; then
+        passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAILED: a changed carried push was not reported (exit $code)"; fi
+else
+    failed=$((failed + 1)); echo "FAILED: the fake legacy server did not start"
+fi
+fake_stop
 rm -rf "$work"
 echo "core replay: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -35,9 +35,13 @@ static const char USAGE[] =
     "          would reach the other's connections); the recording is only the script of the\n"
     "          client's actions: a side whose answer differs from it goes on, and the two sides'\n"
     "          answers are compared with each other event by event (placeholders bound per side,\n"
-    "          keep-alives and batching left out). DIFF lists every event where A's answer is\n"
-    "          not B's (\"as recorded\", the difference, or \"not reached\" when a side stopped:\n"
-    "          a missing answer, a closed socket, a frame beyond the recording); exit 1 when any\n"
+    "          keep-alives and batching left out). A side goes on past a structural difference:\n"
+    "          an answer or frame not come within --timeout is reported and given up, a record\n"
+    "          or frame beyond the recording reported and skipped. DIFF lists every event\n"
+    "          where A's answer is not B's (\"as recorded\", the difference, or \"not reached\"\n"
+    "          when a side stopped where it could not go on: its socket closed, refused or\n"
+    "          failed, its long-polling connection ended, a placeholder it must send never\n"
+    "          bound); exit 1 when any\n"
     "  load    --copies N copies of every fixture at once at --speed F times the recorded pace;\n"
     "          one JSON line on stdout (sessions, answers/s, latency_us percentiles: from a client\n"
     "          action to each answer compared after it), a summary on stderr; exit 1 when a\n"
@@ -64,7 +68,8 @@ static const char USAGE[] =
     "  --timeout MS     how long to wait for each recorded server event (default 10000)\n"
     "  --grace MS       after the last event, how long an extra frame is watched for (default 300)\n"
     "  --verbose        on stderr: each difference as it happens, and per fixture the frames\n"
-    "                   received, keep-alives left out and the placeholders' values in this run\n"
+    "                   received, keep-alives left out, Core polls sent again and recorded polls\n"
+    "                   served by the poll out, and the placeholders' values in this run\n"
     "  --help           this text\n"
     "\n"
     "exit status: 0 no difference, 1 a difference, 2 bad usage or an unreadable fixture\n";
@@ -218,8 +223,11 @@ static struct result replay_one(const char *file, const struct rp_opts *o)
     res.ms = (long long)r.ms;
     res.stats = r.stats;
     if (o->verbose) {
-        fprintf(stderr, "%s: %u frames received, %u keep-alives left out, %u frames after a client close\n", file,
-                r.stats.frames_received, r.stats.keepalives_ignored, r.stats.after_close_ignored);
+        fprintf(stderr,
+                "%s: %u frames received, %u keep-alives left out, %u frames after a client close, %u polls sent again, "
+                "%u recorded polls served by the poll out\n",
+                file, r.stats.frames_received, r.stats.keepalives_ignored, r.stats.after_close_ignored,
+                r.stats.polls_again, r.stats.polls_joined);
         for (size_t i = 0; i < r.b.n; i++)
             fprintf(stderr, "  %s = %s\n", r.b.v[i].placeholder, r.b.v[i].value);
     }

@@ -302,7 +302,8 @@ static void core_frame(struct rp_fixture *fx, struct rp_stream *s, struct rp_fra
         for (size_t i = n; len > 0 && i > 0 && binary[i - 1] == '='; i--)
             len--;
         char *err = NULL;
-        if (len < 0 || rp_core_binary_records(raw, (size_t)len, s->nframes == 0, f->parsed, &err) < 0) {
+        /* The handshake answer starts the stream's first records (a long poll may answer empty first). */
+        if (len < 0 || rp_core_binary_records(raw, (size_t)len, s->nitems == 0, f->parsed, &err) < 0) {
             free(err);
             add_item(s, 0, NULL, NULL, binary, f);
             free(raw);
@@ -392,6 +393,77 @@ static void add_core_event(struct rp_fixture *fx, size_t evi)
     core_frame(fx, s, f, e->data, NULL);
     f->end = s->nitems;
     f->done = f->start == f->end;
+    append_frame(s, e, f);
+}
+
+/* Core long polling: a GET of the connection's path with its id= (not the negotiate, not an event
+ * stream) is a poll; returns its connection's poll stream (RP_POLL_WS - i), 0 when it is none. */
+static int poll_id_ws(struct rp_fixture *fx, const char *raw, int create);
+
+static int core_poll_ws(struct rp_fixture *fx, const struct rp_event *req)
+{
+    const char *method = rp_ev_str(req, "method"), *path = rp_ev_str(req, "path"), *raw = rp_ev_str(req, "rawQuery");
+    const char *accept = rp_ev_header(req, "accept");
+    size_t pl = path ? strlen(path) : 0;
+    if (!fx->door_core || !method || strcmp(method, "GET") != 0 || !raw || (accept && strstr(accept, "text/event-stream")) ||
+        (pl >= 10 && strcmp(path + pl - 10, "/negotiate") == 0))
+        return 0;
+    for (size_t i = 0; i < fx->n; i++) {
+        const char *ct = fx->ev[i].type == EV_HTTP_RESP && fx->ev[i].id == req->id ? rp_ev_header(&fx->ev[i], "content-type") : NULL;
+        if (ct && strcmp(ct, "text/event-stream") == 0)
+            return 0;
+    }
+    return poll_id_ws(fx, raw, 1);
+}
+
+/* The poll stream of the connection named by a query's id= (created when `create`), 0 when none. */
+static int poll_id_ws(struct rp_fixture *fx, const char *raw, int create)
+{
+    const char *id = NULL;
+    for (const char *p = raw; p && !id; p = strchr(p, '&') ? strchr(p, '&') + 1 : NULL)
+        if (strncmp(p, "id=", 3) == 0)
+            id = p + 3;
+    if (!id)
+        return 0;
+    size_t n = strcspn(id, "&");
+    for (size_t i = 0; i < fx->npoll_ids; i++)
+        if (strlen(fx->poll_ids[i]) == n && strncmp(fx->poll_ids[i], id, n) == 0)
+            return RP_POLL_WS - (int)i;
+    if (!create)
+        return 0;
+    fx->poll_ids = rp_xrealloc(fx->poll_ids, (fx->npoll_ids + 1) * sizeof *fx->poll_ids);
+    fx->poll_ids[fx->npoll_ids++] = rp_strndup(id, n);
+    return RP_POLL_WS - (int)(fx->npoll_ids - 1);
+}
+
+/* A Core poll's recorded answer: a 200's records join its connection's poll stream (an empty one
+ * expects nothing), a 204 (the end) is marked as the stream's; any other status stays an answer of
+ * its own. */
+static void add_poll_answer(struct rp_fixture *fx, size_t evi)
+{
+    struct rp_event *e = &fx->ev[evi];
+    int ws = 0, status = int_member(e->j, "status", -1);
+    for (size_t i = 0; i < evi && !ws; i++)
+        if (fx->ev[i].type == EV_HTTP_REQ && fx->ev[i].id == e->id)
+            ws = fx->ev[i].poll_ws;
+    if (!ws || (status != 200 && status != 204) || e->done)
+        return;
+    e->poll_ws = ws;
+    struct rp_stream *s = rp_fixture_stream(fx, ws);
+    if (status == 204)
+        return;
+    const char *b64 = rp_ev_str(e, "bodyBase64"), *body = rp_ev_str(e, "body");
+    s->binary |= b64 != NULL;
+    struct rp_frame *f = calloc(1, sizeof *f);
+    if (!f)
+        abort();
+    f->ev = evi;
+    f->start = s->nitems;
+    core_frame(fx, s, f, b64 ? NULL : body ? body : "", b64);
+    f->end = s->nitems;
+    /* An empty answer expects nothing, but the first poll's is the transport's start: the client
+     * went on once it came, so the replay waits for it (rp_poll.c marks it on the first answer). */
+    f->done = f->start == f->end && s->nframes > 0;
     append_frame(s, e, f);
 }
 
@@ -501,11 +573,17 @@ int rp_fixture_parse(const char *text, const char *name, struct rp_fixture *fx, 
             continue;
         }
         classify(e);
-        if (e->type == EV_HTTP_RESP) {
+        if (e->type == EV_HTTP_REQ) {
+            e->poll_ws = core_poll_ws(fx, e);
+            const char *method = rp_ev_str(e, "method");
+            if (fx->door_core && method && strcmp(method, "DELETE") == 0)
+                e->deletes_ws = poll_id_ws(fx, rp_ev_str(e, "rawQuery"), 0);
+        } else if (e->type == EV_HTTP_RESP) {
             const char *cut = rp_ev_str(e, "cut");
             /* Nothing to compare against an error; a cut stream is compared event by event. */
             if (cJSON_GetObjectItemCaseSensitive(e->j, "error") || (cut && strcmp(cut, "client") == 0))
                 e->done = 1;
+            add_poll_answer(fx, i);
         } else if (e->type == EV_WS_OPEN) {
             rp_fixture_stream(fx, e->ws)->open_ev = i;
         } else if (e->type == EV_WS_FRAME && !e->c2s) {
@@ -538,6 +616,9 @@ void rp_fixture_free(struct rp_fixture *fx)
     for (size_t i = 0; i < fx->nminted; i++)
         free(fx->minted[i]);
     free(fx->minted);
+    for (size_t i = 0; i < fx->npoll_ids; i++)
+        free(fx->poll_ids[i]);
+    free(fx->poll_ids);
     free(fx->name);
     memset(fx, 0, sizeof *fx);
 }

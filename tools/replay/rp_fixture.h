@@ -42,7 +42,9 @@ struct rp_event {
     int index;           /* EV_SSE: its number in the stream */
     int server;          /* the server's side: waited for and compared */
     int done;
-    struct rp_frame *frame; /* s2c ws-frame: what it expects */
+    struct rp_frame *frame; /* s2c ws-frame, Core poll answer: what it expects */
+    int poll_ws;         /* Core long polling (request and its 200/204 answer): the poll stream, else 0 */
+    int deletes_ws;      /* Core long polling: a DELETE of the connection whose poll stream this is */
 };
 
 struct rp_item {
@@ -71,6 +73,7 @@ struct rp_stream {
     size_t nframes, capframes;
     size_t open_ev;       /* its ws-open event, (size_t)-1 when none */
     size_t close_ev;      /* the server's ws-close, (size_t)-1 when the server did not close first */
+    int binary;           /* Core long polling: the answers are MessagePack (recorded as bodyBase64) */
 };
 
 struct rp_fixture {
@@ -84,7 +87,13 @@ struct rp_fixture {
     size_t nstreams;
     char **minted;        /* Core: ids recorded in MessagePack records, <backendId:1001>... */
     size_t nminted;
+    char **poll_ids;      /* Core long polling: the recorded id= of each poll stream (ws RP_POLL_WS - i) */
+    size_t npoll_ids;
 };
+
+/* Core long polling: the polls of one connection (the same recorded id=) are one stream of
+ * records, whatever the batching; its number is RP_POLL_WS - i (event streams are -id). */
+#define RP_POLL_WS (-1000000)
 
 /* Reads a whole file into a new string (NULL and *err on failure). */
 char *rp_read_file(const char *path, char **err);

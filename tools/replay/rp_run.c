@@ -2,7 +2,6 @@
  * each once the server events recorded before it have come, placeholders filled in. */
 #include "rp_run_int.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,65 +14,6 @@
 #include "rp_json.h"
 
 enum { PH_ACTIONS, PH_CLOSE_WAIT, PH_FINAL, PH_GRACE, PH_DONE };
-
-static void note_diff(struct rp_run *r, char *text)
-{
-    r->diffs = rp_xrealloc(r->diffs, (r->ndiffs + 1) * sizeof *r->diffs);
-    r->diffs[r->ndiffs++] = text;
-    if (r->o->verbose)
-        fprintf(stderr, "MISMATCH %s\n", text);
-}
-
-static char *vfmt(const char *fmt, va_list ap)
-{
-    va_list again;
-    va_copy(again, ap);
-    int n = vsnprintf(NULL, 0, fmt, again);
-    va_end(again);
-    char *s = rp_xmalloc((size_t)n + 1);
-    vsnprintf(s, (size_t)n + 1, fmt, ap);
-    return s;
-}
-
-void rp_fail(struct rp_run *r, const char *fmt, ...)
-{
-    if (r->failure)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    r->failure = vfmt(fmt, ap);
-    va_end(ap);
-    if (r->o->keep_going)
-        note_diff(r, rp_strdup(r->failure));
-    else if (r->o->verbose)
-        fprintf(stderr, "MISMATCH %s\n", r->failure);
-}
-
-int rp_differ(struct rp_run *r, const char *fmt, ...)
-{
-    if (r->failure)
-        return 1;
-    va_list ap;
-    va_start(ap, fmt);
-    char *text = vfmt(fmt, ap);
-    va_end(ap);
-    if (r->o->keep_going) {
-        note_diff(r, text);
-        return 0;
-    }
-    rp_fail(r, "%s", text);
-    free(text);
-    return 1;
-}
-
-int rp_fail_why(struct rp_run *r, char *why, const char *prefix)
-{
-    if (!why)
-        return 0;
-    int stop = rp_differ(r, "%s: %s", prefix, why);
-    free(why);
-    return stop;
-}
 
 char *rp_run_unbind(const struct rp_run *r, const char *text)
 {
@@ -134,10 +74,14 @@ void rp_run_free(struct rp_run *r)
         rp_buf_free(&r->reqs[i]->pending);
         cJSON_Delete(r->reqs[i]->held);
         cJSON_Delete(r->reqs[i]->again);
+        free(r->reqs[i]->held_cursor);
         free(r->reqs[i]);
     }
     free(r->reqs);
     rp_bindings_free(&r->b);
+    cJSON_Delete(r->carry);
+    free(r->carry_cursor);
+    free(r->carry_token);
     rp_fixture_free(&r->fx);
     free(r->failure);
     for (size_t i = 0; i < r->ndiffs; i++)
@@ -235,18 +179,6 @@ static char *substitute(struct rp_run *r, const char *text, const char *where, c
     return b.p;
 }
 
-static char *url_of(struct rp_run *r, const struct rp_event *e)
-{
-    const char *raw = rp_ev_str(e, "rawQuery");
-    char *q = substitute(r, raw ? raw : "", "query", e, ENC_URI);
-    if (!q)
-        return NULL;
-    const char *path = rp_ev_str(e, "path");
-    char *url = rp_fmt("%s%s%s", path ? path : "/", q[0] ? "?" : "", q);
-    free(q);
-    return url;
-}
-
 /* Replaces the value of messageId=... (a long poll's continuation from the cursor reached). */
 static char *with_message_id(const char *s, const char *cursor)
 {
@@ -262,6 +194,22 @@ static char *with_message_id(const char *s, const char *cursor)
     add_uri(&b, cursor);
     rp_buf_adds(&b, end);
     return b.p;
+}
+
+/* The request's path and query, placeholders filled; with `cursor`, its messageId is that one (a
+ * long poll's continuation: the recorded cursor placeholder may have no value then). */
+static char *url_of(struct rp_run *r, const struct rp_event *e, const char *cursor)
+{
+    const char *raw = rp_ev_str(e, "rawQuery");
+    char *from = cursor ? with_message_id(raw ? raw : "", cursor) : NULL;
+    char *q = substitute(r, from ? from : raw ? raw : "", "query", e, ENC_URI);
+    free(from);
+    if (!q)
+        return NULL;
+    const char *path = rp_ev_str(e, "path");
+    char *url = rp_fmt("%s%s%s", path ? path : "/", q[0] ? "?" : "", q);
+    free(q);
+    return url;
 }
 
 /* ---- client actions */
@@ -296,30 +244,31 @@ static int add_origin(struct rp_run *r, const struct rp_event *e, struct rp_buf 
 
 void rp_send_request(struct rp_run *r, size_t evi, cJSON *again, const char *cursor)
 {
+    char *carried = NULL;
+    if (!again && rp_carry_poll(r, evi, &again, &carried))
+        return; /* legacy: the previous poll's answer had all of this one's messages */
+    if (carried)
+        cursor = carried;
     const struct rp_event *e = &r->fx.ev[evi];
-    char *path = url_of(r, e);
+    char *path = url_of(r, e, again ? cursor : NULL);
     const char *rawbody = rp_ev_str(e, "body");
     int form = cJSON_GetObjectItemCaseSensitive(e->j, "form") != NULL;
     const char *b64 = rp_ev_str(e, "bodyBase64");
+    char *from = again && !b64 ? with_message_id(rawbody ? rawbody : "", cursor) : NULL;
     size_t body_len = 0;
     char *body = !path ? NULL
                  : b64 ? rp_decode_base64(b64, &body_len)
-                       : substitute(r, rawbody ? rawbody : "", form ? "form body" : "body", e, form ? ENC_URI : ENC_JSON);
+                       : substitute(r, from ? from : rawbody ? rawbody : "", form ? "form body" : "body", e,
+                                    form ? ENC_URI : ENC_JSON);
+    free(from);
     if (body && !b64)
         body_len = strlen(body);
     if (!path || !body) {
         free(path);
         free(body);
+        free(carried);
         cJSON_Delete(again);
         return;
-    }
-    if (again) {
-        char *p2 = with_message_id(path, cursor), *b2 = with_message_id(body, cursor);
-        free(path);
-        free(body);
-        path = p2;
-        body = b2;
-        body_len = strlen(body);
     }
     struct rp_buf h = {0};
     rp_buf_add(&h, "", 0);
@@ -334,7 +283,10 @@ void rp_send_request(struct rp_run *r, size_t evi, cJSON *again, const char *cur
     const char *method = rp_ev_str(e, "method");
     if (!method)
         method = "GET";
-    if (add_origin(r, e, &h) == 0) {
+    struct rp_ws_state *lp = e->poll_ws ? rp_ws_state_of(r, e->poll_ws) : NULL;
+    if (lp && !rp_poll_may_send(lp)) {
+        r->stats.polls_joined++; /* the poll out now answers for this one */
+    } else if (add_origin(r, e, &h) == 0) {
         if (body_len || strcmp(method, "GET") != 0) {
             char *cl = rp_fmt("content-length: %zu\r\n", body_len);
             rp_buf_adds(&h, cl);
@@ -342,6 +294,9 @@ void rp_send_request(struct rp_run *r, size_t evi, cJSON *again, const char *cur
         }
         struct rp_req *q = calloc(1, sizeof *q);
         q->r = r;
+        q->lp = e->poll_ws ? rp_ws_state_of(r, e->poll_ws) : NULL;
+        if (q->lp)
+            q->lp->poll = q;
         q->req_ev = evi;
         q->resp_ev = rp_response_of(r, e->id);
         q->again = again;
@@ -364,9 +319,10 @@ void rp_send_request(struct rp_run *r, size_t evi, cJSON *again, const char *cur
     rp_buf_free(&h);
     free(path);
     free(body);
+    free(carried);
 }
 
-static struct rp_ws_state *ws_state(struct rp_run *r, int ws)
+struct rp_ws_state *rp_ws_state_of(struct rp_run *r, int ws)
 {
     for (size_t s = 0; s < r->fx.nstreams; s++)
         if (r->fx.streams[s].ws == ws)
@@ -377,8 +333,8 @@ static struct rp_ws_state *ws_state(struct rp_run *r, int ws)
 static void open_socket(struct rp_run *r, size_t evi)
 {
     const struct rp_event *e = &r->fx.ev[evi];
-    struct rp_ws_state *st = ws_state(r, e->ws);
-    char *path = url_of(r, e);
+    struct rp_ws_state *st = rp_ws_state_of(r, e->ws);
+    char *path = url_of(r, e, NULL);
     if (!path || !st) {
         free(path);
         return;
@@ -413,7 +369,7 @@ static void open_socket(struct rp_run *r, size_t evi)
 static void send_frame(struct rp_run *r, size_t evi)
 {
     const struct rp_event *e = &r->fx.ev[evi];
-    struct rp_ws_state *st = ws_state(r, e->ws);
+    struct rp_ws_state *st = rp_ws_state_of(r, e->ws);
     if (!st || !st->c || !st->c->opened || st->closed || st->client_closed || st->c->fd < 0) {
         char *d = rp_describe(e);
         rp_fail(r, "%s: the socket is not open here", d);
@@ -446,7 +402,7 @@ static void send_frame(struct rp_run *r, size_t evi)
 static void close_socket(struct rp_run *r, size_t evi)
 {
     const struct rp_event *e = &r->fx.ev[evi];
-    struct rp_ws_state *st = ws_state(r, e->ws);
+    struct rp_ws_state *st = rp_ws_state_of(r, e->ws);
     if (!st || !st->exists)
         return;
     if (st->closed && st->close_raced)
@@ -564,6 +520,11 @@ static int waiting(struct rp_run *r, size_t k, int64_t now)
     }
     if (!r->wait_deadline)
         r->wait_deadline = now + r->o->timeout_ms;
+    if (now >= r->wait_deadline && r->o->keep_going) {
+        rp_give_up(r, k); /* ab: reported, taken as missing, and the side goes on */
+        r->wait_deadline = 0;
+        return r->failure != NULL;
+    }
     if (now >= r->wait_deadline) {
         char *d = rp_describe(&r->fx.ev[p]);
         rp_fail(r, "timed out after %d ms waiting for %s", r->o->timeout_ms, d);
@@ -574,6 +535,8 @@ static int waiting(struct rp_run *r, size_t k, int64_t now)
 
 static int finish(struct rp_run *r)
 {
+    if (!r->failure && r->phase != PH_DONE)
+        rp_carry_finish(r);
     for (size_t s = 0; s < r->fx.nstreams; s++)
         if (r->ws[s].c)
             rp_conn_abort(r->ws[s].c);

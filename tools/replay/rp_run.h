@@ -30,6 +30,7 @@ struct rp_opts {
 struct rp_stats {
     unsigned requests, upgrades, frames_sent, items_compared, frames_received;
     unsigned keepalives_ignored, after_close_ignored, foreign_ignored;
+    unsigned polls_again, polls_joined; /* Core long polling: polls sent again / recorded ones served by the poll out */
 };
 
 struct rp_ws_state;
@@ -60,6 +61,9 @@ struct rp_run {
     size_t nreqs, capreqs;
     int64_t started_ms, ms;
     struct lg_hist *latency;    /* load: microseconds from a client action to each answer */
+    cJSON *carry;               /* legacy long polling: messages beyond a recorded answer (rp_carry.c) */
+    char *carry_cursor;         /* the live C after them */
+    char *carry_token;          /* the connectionToken=... of the polls they belong to */
 };
 
 /* Parses the fixture text and prepares a run; -1 and *err when the fixture is unreadable. */

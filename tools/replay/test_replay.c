@@ -1,7 +1,8 @@
 /* test_replay.c - signalr-replay's comparison rules without a server (port of the rule tests of
  * tests/legacy/capture/test/replay.test.mjs): JSON values with exact numbers and member order,
  * placeholders bound once and never shared within a family, backend ids by shape, reading a
- * fixture (versions, truncation, event streams split into events), the reference masks. */
+ * fixture (versions, truncation, event streams split into events), the reference masks, Core long
+ * polls compared as one stream of records whatever the batching. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,6 +12,7 @@
 #include "rp_fixture.h"
 #include "rp_json.h"
 #include "rp_mask.h"
+#include "rp_run_int.h"
 
 /* 1 when why is non-NULL and contains want (why is freed). */
 static int says(char *why, const char *want)
@@ -275,6 +277,351 @@ static void test_core_fixture(void)
     rp_fixture_free(&fx);
 }
 
+/* ---- Core long polling: the polls' records as one stream (rp_poll.c) */
+
+#define RS "\\u001e"
+#define POLL_REQ(id, t) "{\"type\":\"http-request\",\"id\":" #id ",\"method\":\"GET\",\"path\":\"/chat\",\"rawQuery\":\"id=tok\",\"t\":" #t "}\n"
+#define POLL_RESP(id, t, status, body) \
+    "{\"type\":\"http-response\",\"id\":" #id ",\"t\":" #t ",\"status\":" #status \
+    ",\"headers\":{\"content-type\":\"application/octet-stream\"},\"body\":\"" body "\"}\n"
+#define POST(id, t, body) \
+    "{\"type\":\"http-request\",\"id\":" #id ",\"method\":\"POST\",\"path\":\"/chat\",\"rawQuery\":\"id=tok\",\"t\":" #t \
+    ",\"body\":\"" body "\"}\n{\"type\":\"http-response\",\"id\":" #id ",\"t\":" #t \
+    ",\"status\":200,\"headers\":{\"content-type\":\"text/plain\"},\"body\":\"\"}\n"
+#define WELCOME "{\\\"type\\\":1,\\\"target\\\":\\\"welcome\\\",\\\"arguments\\\":[\\\"x\\\"]}"
+#define NOTE "{\\\"type\\\":1,\\\"target\\\":\\\"note\\\",\\\"arguments\\\":[1]}"
+#define RESULT "{\\\"type\\\":3,\\\"invocationId\\\":\\\"0\\\",\\\"result\\\":42}"
+
+/* Lines 2..: the first poll (empty 200), poll 2 (recorded: the handshake answer, welcome, note),
+ * poll 4 (the result), poll 6 (204 after the DELETE). */
+static const char POLL_FIXTURE[] =
+    "{\"type\":\"session\",\"format\":\"signalr-capture\",\"version\":2,\"door\":\"core\"}\n"
+    POLL_REQ(1, 1) POLL_RESP(1, 2, 200, "") POLL_REQ(2, 3) POST(3, 4, "{\\\"protocol\\\":\\\"json\\\",\\\"version\\\":1}" RS)
+    POLL_RESP(2, 6, 200, "{}" RS WELCOME RS NOTE RS) POLL_REQ(4, 7) POST(5, 8, "{\\\"type\\\":1}" RS)
+    POLL_RESP(4, 10, 200, RESULT RS) POLL_REQ(6, 11)
+    "{\"type\":\"http-request\",\"id\":7,\"method\":\"DELETE\",\"path\":\"/chat\",\"rawQuery\":\"id=tok\",\"t\":12}\n"
+    "{\"type\":\"http-response\",\"id\":7,\"t\":13,\"status\":202,\"headers\":{},\"body\":\"\"}\n"
+    POLL_RESP(6, 13, 204, "") "{\"type\":\"end\",\"t\":14,\"placeholders\":[]}\n";
+
+#define J_WELCOME "{\"type\":1,\"target\":\"welcome\",\"arguments\":[\"x\"]}\x1e"
+#define J_NOTE "{\"type\":1,\"target\":\"note\",\"arguments\":[1]}\x1e"
+#define J_RESULT "{\"type\":3,\"invocationId\":\"0\",\"result\":42}\x1e"
+
+struct poll_run {
+    struct rp_opts o;
+    struct rp_loop loop;
+    struct rp_run r;
+};
+
+static void poll_start(struct poll_run *p, int keep_going)
+{
+    memset(p, 0, sizeof *p);
+    p->o.timeout_ms = 1000;
+    p->o.keep_going = keep_going;
+    char *err = NULL;
+    CHECK(rp_run_init(&p->r, POLL_FIXTURE, "poll", &p->o, &p->loop, &err) == 0);
+    free(err);
+    for (size_t i = 0; i < p->r.fx.n; i++) /* the POSTs' answers are not under test here */
+        if (p->r.fx.ev[i].type == EV_HTTP_RESP && !p->r.fx.ev[i].poll_ws)
+            p->r.fx.ev[i].done = 1;
+}
+
+/* The schedule's next client action is the request of fixture line `line` (0: all done). */
+static void poll_before(struct poll_run *p, int line)
+{
+    p->r.k = p->r.fx.n;
+    for (size_t i = 0; line && i < p->r.fx.n; i++)
+        if (p->r.fx.ev[i].line == line && p->r.fx.ev[i].type == EV_HTTP_REQ)
+            p->r.k = i;
+}
+
+/* One poll's answer; returns what rp_poll_answer says (1: poll again). */
+static int poll_answer(struct poll_run *p, int status, const char *body)
+{
+    return rp_poll_answer(rp_ws_state_of(&p->r, RP_POLL_WS), RP_NONE, status, "application/octet-stream", body,
+                          strlen(body));
+}
+
+/* Every recorded answer of the polls compared (done), and no difference. */
+static int poll_clean(struct poll_run *p)
+{
+    int ok = p->r.failure == NULL;
+    for (size_t i = 0; i < p->r.fx.n; i++)
+        if (p->r.fx.ev[i].poll_ws && p->r.fx.ev[i].type == EV_HTTP_RESP && !p->r.fx.ev[i].done)
+            ok = 0;
+    if (!ok)
+        fprintf(stderr, "  poll run: %s\n", p->r.failure ? p->r.failure : "an answer not compared");
+    return ok;
+}
+
+/* The recorded response on fixture line `line` is done (answered, or nothing to wait for). */
+static int answered_line(const struct poll_run *p, int line)
+{
+    for (size_t i = 0; i < p->r.fx.n; i++)
+        if (p->r.fx.ev[i].line == line && p->r.fx.ev[i].type == EV_HTTP_RESP)
+            return p->r.fx.ev[i].done;
+    return 0;
+}
+
+static void test_core_polls_batching(void)
+{
+    struct poll_run p;
+    /* As recorded. The first poll's empty answer is the transport's start: waited for (not done
+     * when the fixture is read), done with the first live answer. */
+    poll_start(&p, 0);
+    CHECK(!answered_line(&p, 3) && answered_line(&p, 6));
+    poll_before(&p, 4); /* the first poll, before poll 2 is sent */
+    CHECK(poll_answer(&p, 200, "") == 0);
+    CHECK(answered_line(&p, 3));
+    poll_before(&p, 8); /* poll 4 not sent yet */
+    CHECK(poll_answer(&p, 200, "{}\x1e" J_WELCOME J_NOTE) == 0);
+    poll_before(&p, 12);
+    CHECK(poll_answer(&p, 200, J_RESULT) == 0);
+    poll_before(&p, 0);
+    CHECK(poll_answer(&p, 204, "") == 0);
+    CHECK(poll_clean(&p));
+    rp_run_free(&p.r);
+    /* Fewer per poll: split over three polls, a keep-alive between; each asks for another poll. */
+    poll_start(&p, 0);
+    poll_before(&p, 8);
+    CHECK(poll_answer(&p, 200, "{}\x1e") == 1);
+    CHECK(poll_answer(&p, 200, "") == 1);
+    CHECK(poll_answer(&p, 200, J_WELCOME) == 1);
+    CHECK(poll_answer(&p, 200, J_NOTE "{\"type\":6}\x1e") == 0);
+    poll_before(&p, 12);
+    CHECK(poll_answer(&p, 200, J_RESULT) == 0);
+    poll_before(&p, 0);
+    CHECK(poll_answer(&p, 204, "") == 0);
+    CHECK(poll_clean(&p));
+    CHECK(rp_ws_state_of(&p.r, RP_POLL_WS)->ended && !rp_poll_may_send(rp_ws_state_of(&p.r, RP_POLL_WS)));
+    rp_run_free(&p.r);
+    /* More per poll: poll 2's answer carries poll 4's result too; poll 4 then gets the end. */
+    poll_start(&p, 0);
+    poll_before(&p, 9);
+    CHECK(poll_answer(&p, 200, "{}\x1e" J_WELCOME J_NOTE J_RESULT) == 0);
+    poll_before(&p, 0);
+    CHECK(poll_answer(&p, 204, "") == 0);
+    CHECK(poll_clean(&p));
+    rp_run_free(&p.r);
+    /* The poll and the DELETE race: a poll that reaches the server after the DELETE gets 404,
+     * taken for the recorded 204 once the DELETE went out (before it, a 404 fails: below). */
+    poll_start(&p, 0);
+    poll_before(&p, 0);
+    CHECK(poll_answer(&p, 200, "{}\x1e" J_WELCOME J_NOTE J_RESULT) == 1);
+    CHECK(poll_answer(&p, 404, "No Connection with that ID") == 0);
+    CHECK(poll_clean(&p));
+    rp_run_free(&p.r);
+    poll_start(&p, 0);
+    poll_before(&p, 13); /* the DELETE not sent yet */
+    CHECK(poll_answer(&p, 200, "{}\x1e" J_WELCOME J_NOTE J_RESULT) == 1);
+    CHECK(poll_answer(&p, 404, "No Connection with that ID") == 0);
+    CHECK(says(p.r.failure ? rp_strdup(p.r.failure) : NULL, "status 404, recorded 200 or 204"));
+    rp_run_free(&p.r);
+    /* The end race: a Close record where the recording has the 204. */
+    poll_start(&p, 0);
+    poll_before(&p, 0);
+    CHECK(poll_answer(&p, 200, "{}\x1e" J_WELCOME J_NOTE J_RESULT) == 1); /* the 204 is still to come */
+    CHECK(poll_answer(&p, 200, "{\"type\":7}\x1e") == 0);
+    CHECK(poll_clean(&p));
+    rp_run_free(&p.r);
+}
+
+static void test_core_polls_differ(void)
+{
+    struct poll_run p;
+    /* A missing record: note where welcome was recorded. */
+    poll_start(&p, 0);
+    poll_before(&p, 9);
+    CHECK(poll_answer(&p, 200, "{}\x1e" J_NOTE) == 0);
+    CHECK(says(p.r.failure ? rp_strdup(p.r.failure) : NULL, "line 7: response 2 (200): got {\"type\":1,\"target\":\"note\""));
+    rp_run_free(&p.r);
+    /* An extra record after all recorded ones. */
+    poll_start(&p, 0);
+    poll_before(&p, 0);
+    CHECK(poll_answer(&p, 200, "{}\x1e" J_WELCOME J_NOTE J_RESULT J_NOTE) == 0);
+    CHECK(says(p.r.failure ? rp_strdup(p.r.failure) : NULL, "after all 4 recorded ones"));
+    rp_run_free(&p.r);
+    /* A changed record, across a batching difference. */
+    poll_start(&p, 0);
+    poll_before(&p, 13);
+    CHECK(poll_answer(&p, 200, "{}\x1e" J_WELCOME) == 1);
+    CHECK(poll_answer(&p, 200, J_NOTE "{\"type\":3,\"invocationId\":\"0\",\"result\":43}\x1e") == 0);
+    CHECK(says(p.r.failure ? rp_strdup(p.r.failure) : NULL, "$.result: expected 42, got 43"));
+    rp_run_free(&p.r);
+    /* Another status, and the end before the records. */
+    poll_start(&p, 0);
+    poll_before(&p, 9);
+    CHECK(poll_answer(&p, 404, "No Connection with that ID") == 0);
+    CHECK(says(p.r.failure ? rp_strdup(p.r.failure) : NULL, "line 7: response 2 (200): status 404"));
+    rp_run_free(&p.r);
+    poll_start(&p, 0);
+    poll_before(&p, 9);
+    CHECK(poll_answer(&p, 200, "{}\x1e") == 1);
+    CHECK(poll_answer(&p, 204, "") == 0);
+    CHECK(says(p.r.failure ? rp_strdup(p.r.failure) : NULL, "status 204 (the server ended the connection) before 3"));
+    rp_run_free(&p.r);
+    /* Not records at all. */
+    poll_start(&p, 0);
+    poll_before(&p, 9);
+    CHECK(poll_answer(&p, 200, "{\"unterminated\"") == 0);
+    CHECK(says(p.r.failure ? rp_strdup(p.r.failure) : NULL, "line 7: response 2 (200): got \"{\\\"unterminated\\\"\""));
+    rp_run_free(&p.r);
+}
+
+/* 1 when the run noted a difference containing want. */
+static int noted(const struct poll_run *p, const char *want)
+{
+    for (size_t i = 0; i < p->r.ndiffs; i++)
+        if (strstr(p->r.diffs[i], want))
+            return 1;
+    fprintf(stderr, "  no difference with \"%s\" among %zu\n", want, p->r.ndiffs);
+    return 0;
+}
+
+/* ab (keep_going): a side reports a structural difference and goes on. */
+static void test_ab_goes_on(void)
+{
+    struct poll_run p;
+    /* A changed record, and then one beyond the recording (reported and skipped, where check
+     * stops): two differences, the run not stopped. */
+    poll_start(&p, 1);
+    poll_before(&p, 8);
+    CHECK(poll_answer(&p, 200, "{}\x1e" J_WELCOME J_NOTE) == 0);
+    poll_before(&p, 12);
+    CHECK(poll_answer(&p, 200, "{\"type\":3,\"invocationId\":\"0\",\"result\":43}\x1e" J_NOTE) == 0);
+    CHECK(noted(&p, "line 11: response 4 (200): got {\"type\":3,\"invocationId\":\"0\",\"result\":43}: $.result: expected 42, got 43"));
+    CHECK(noted(&p, "the long polls: unexpected record {\"type\":1,\"target\":\"note\",\"arguments\":[1]} after all 4 recorded ones"));
+    CHECK_EQ_INT(p.r.ndiffs, 2);
+    poll_before(&p, 0);
+    CHECK(poll_answer(&p, 204, "") == 0);
+    CHECK(p.r.failure == NULL);
+    rp_run_free(&p.r);
+    /* An answer that never came: given up at the timeout (reported), its records skipped, so the
+     * next poll's answer compares with the next recorded one. */
+    poll_start(&p, 1);
+    poll_before(&p, 4);
+    CHECK(poll_answer(&p, 200, "") == 0); /* the first poll's answer (the transport's start) */
+    poll_before(&p, 8);
+    rp_give_up(&p.r, p.r.k);
+    CHECK(noted(&p, "timed out after 1000 ms waiting for line 7: response 2 (200)"));
+    CHECK_EQ_INT(p.r.ndiffs, 1);
+    poll_before(&p, 12);
+    CHECK(poll_answer(&p, 200, J_RESULT) == 0);
+    CHECK_EQ_INT(p.r.ndiffs, 1);
+    poll_before(&p, 0);
+    CHECK(poll_answer(&p, 204, "") == 0);
+    CHECK(poll_clean(&p)); /* every answer compared or given up, the run not stopped */
+    CHECK_EQ_INT(p.r.ndiffs, 1);
+    rp_run_free(&p.r);
+    /* It stops where it cannot go on: the server ended the connection (204) before the records. */
+    poll_start(&p, 1);
+    poll_before(&p, 8);
+    CHECK(poll_answer(&p, 204, "") == 0);
+    CHECK(says(p.r.failure ? rp_strdup(p.r.failure) : NULL, "status 204 (the server ended the connection) before 4"));
+    rp_run_free(&p.r);
+    /* check (not ab) still stops at the first difference. */
+    poll_start(&p, 0);
+    poll_before(&p, 8);
+    CHECK(poll_answer(&p, 200, "{}\x1e" J_NOTE) == 0);
+    CHECK(p.r.failure != NULL && p.r.ndiffs == 0);
+    rp_run_free(&p.r);
+}
+
+/* ---- legacy long polls answered with more messages than recorded (rp_carry.c) */
+
+#define LNOTE(n) "{\\\"H\\\":\\\"h\\\",\\\"M\\\":\\\"note\\\",\\\"A\\\":[" #n "]}"
+#define LPOLL(id, t, from) \
+    "{\"type\":\"http-request\",\"id\":" #id ",\"t\":" #t ",\"method\":\"POST\",\"path\":\"/signalr/poll\"," \
+    "\"rawQuery\":\"transport=longPolling&connectionToken=<connectionToken>&messageId=" from "\",\"headers\":{},\"body\":\"\"}\n"
+#define LANSWER(id, t, body) \
+    "{\"type\":\"http-response\",\"id\":" #id ",\"t\":" #t ",\"status\":200,\"headers\":{},\"body\":\"" body "\"}\n"
+
+/* Lines: 2-3 connect, 4-5 poll 2 [1], 6-7 poll 3 [2,3], 8-9 poll 4 [4]. */
+static const char LEGACY_POLLS[] =
+    "{\"type\":\"session\",\"format\":\"signalr-legacy-capture\",\"version\":1}\n"
+    "{\"type\":\"http-request\",\"id\":1,\"t\":1,\"method\":\"GET\",\"path\":\"/signalr/connect\","
+    "\"rawQuery\":\"transport=longPolling&connectionToken=<connectionToken>\",\"headers\":{},\"body\":\"\"}\n"
+    LANSWER(1, 2, "{\\\"C\\\":\\\"<cursor:1.1>\\\",\\\"S\\\":1,\\\"M\\\":[]}")
+    LPOLL(2, 3, "<cursor:1.1>") LANSWER(2, 4, "{\\\"C\\\":\\\"<cursor:1.2>\\\",\\\"M\\\":[" LNOTE(1) "]}")
+    LPOLL(3, 5, "<cursor:1.2>") LANSWER(3, 6, "{\\\"C\\\":\\\"<cursor:1.3>\\\",\\\"M\\\":[" LNOTE(2) "," LNOTE(3) "]}")
+    LPOLL(4, 7, "<cursor:1.3>") LANSWER(4, 8, "{\\\"C\\\":\\\"<cursor:1.4>\\\",\\\"M\\\":[" LNOTE(4) "]}")
+    "{\"type\":\"end\",\"t\":9}\n";
+
+static size_t request_at(const struct rp_run *r, int line)
+{
+    for (size_t i = 0; i < r->fx.n; i++)
+        if (r->fx.ev[i].line == line && r->fx.ev[i].type == EV_HTTP_REQ)
+            return i;
+    return RP_NONE;
+}
+
+/* Poll 2's answer carried `notes` (JSON array text) beyond its own, with live cursor `cursor`. */
+static void carried(struct poll_run *p, int keep_going, const char *notes, const char *cursor)
+{
+    memset(p, 0, sizeof *p);
+    p->o.timeout_ms = 1000;
+    p->o.keep_going = keep_going;
+    char *err = NULL;
+    CHECK(rp_run_init(&p->r, LEGACY_POLLS, "legacy", &p->o, &p->loop, &err) == 0);
+    free(err);
+    rp_carry_keep(&p->r, request_at(&p->r, 4), rp_json_parse(notes), rp_strdup(cursor));
+}
+
+static int answered(const struct poll_run *p, int id)
+{
+    for (size_t i = 0; i < p->r.fx.n; i++)
+        if (p->r.fx.ev[i].type == EV_HTTP_RESP && p->r.fx.ev[i].id == id)
+            return p->r.fx.ev[i].done;
+    return 0;
+}
+
+static void test_legacy_carry(void)
+{
+    struct poll_run p;
+    cJSON *again = NULL;
+    char *cursor = NULL;
+    CHECK_EQ_INT(rp_carry_count("{\"C\":\"x\",\"M\":[1,2]}"), 2);
+    CHECK_EQ_INT(rp_carry_count("{\"C\":\"x\",\"S\":1,\"M\":[]}"), -1); /* head fields come where recorded */
+    CHECK_EQ_INT(rp_carry_count("{\"I\":\"0\"}"), -1);
+    /* Poll 3's messages all came with poll 2's answer: poll 3 is not sent, compared with them, and
+     * its C placeholder takes the live C. */
+    carried(&p, 0, "[{\"H\":\"h\",\"M\":\"note\",\"A\":[2]},{\"H\":\"h\",\"M\":\"note\",\"A\":[3]}]", "c-3");
+    CHECK(rp_carry_poll(&p.r, request_at(&p.r, 6), &again, &cursor) == 1 && again == NULL);
+    CHECK(p.r.failure == NULL && answered(&p, 3) && p.r.carry == NULL);
+    CHECK(rp_bind_get(&p.r.b, "<cursor:1.3>") && strcmp(rp_bind_get(&p.r.b, "<cursor:1.3>"), "c-3") == 0);
+    rp_run_free(&p.r);
+    /* Some of them: poll 3 is sent from the live C, its answer to be joined after them. */
+    carried(&p, 0, "[{\"H\":\"h\",\"M\":\"note\",\"A\":[2]}]", "c-2b");
+    CHECK(rp_carry_poll(&p.r, request_at(&p.r, 6), &again, &cursor) == 0);
+    CHECK(cJSON_GetArraySize(again) == 1 && cursor && strcmp(cursor, "c-2b") == 0 && !answered(&p, 3));
+    cJSON_Delete(again);
+    free(cursor);
+    again = NULL;
+    cursor = NULL;
+    rp_run_free(&p.r);
+    /* More than poll 3's: poll 3 compared without a C, poll 4 with the rest and the live C. */
+    carried(&p, 0, "[{\"H\":\"h\",\"M\":\"note\",\"A\":[2]},{\"H\":\"h\",\"M\":\"note\",\"A\":[3]},{\"H\":\"h\",\"M\":\"note\",\"A\":[4]}]", "c-4");
+    CHECK(rp_carry_poll(&p.r, request_at(&p.r, 6), &again, &cursor) == 1);
+    CHECK(rp_bind_get(&p.r.b, "<cursor:1.3>") == NULL && answered(&p, 3));
+    CHECK(rp_carry_poll(&p.r, request_at(&p.r, 8), &again, &cursor) == 1);
+    CHECK(p.r.failure == NULL && answered(&p, 4) && rp_bind_get(&p.r.b, "<cursor:1.4>"));
+    rp_run_free(&p.r);
+    /* Strict: a carried message other than recorded fails, naming the poll. */
+    carried(&p, 0, "[{\"H\":\"h\",\"M\":\"note\",\"A\":[9]},{\"H\":\"h\",\"M\":\"note\",\"A\":[3]}]", "c-3");
+    CHECK(rp_carry_poll(&p.r, request_at(&p.r, 6), &again, &cursor) == 1);
+    CHECK(says(p.r.failure ? rp_strdup(p.r.failure) : NULL,
+               "line 7: response 3 (200): body (the previous poll's answer had it): $.M[0].A[0]: expected 2, got 9"));
+    rp_run_free(&p.r);
+    /* Carried messages no recorded answer takes are a difference. */
+    carried(&p, 1, "[{\"H\":\"h\",\"M\":\"note\",\"A\":[2]},{\"H\":\"h\",\"M\":\"note\",\"A\":[3]},"
+                   "{\"H\":\"h\",\"M\":\"note\",\"A\":[4]},{\"H\":\"h\",\"M\":\"note\",\"A\":[5]}]", "c-5");
+    CHECK(rp_carry_poll(&p.r, request_at(&p.r, 6), &again, &cursor) == 1);
+    CHECK(rp_carry_poll(&p.r, request_at(&p.r, 8), &again, &cursor) == 1);
+    rp_carry_finish(&p.r);
+    CHECK(p.r.ndiffs == 1 && strstr(p.r.diffs[0], "1 message(s) the server sent beyond the recorded answers"));
+    rp_run_free(&p.r);
+}
+
 /* ab: each side's differences with its own bound values put back as placeholders. */
 static void test_unbind(void)
 {
@@ -293,6 +640,10 @@ int main(void)
     test_unbind();
     test_core_records();
     test_core_fixture();
+    test_core_polls_batching();
+    test_core_polls_differ();
+    test_ab_goes_on();
+    test_legacy_carry();
     test_exact_numbers();
     test_types_members_order();
     test_placeholders();
