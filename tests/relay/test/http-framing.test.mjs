@@ -15,12 +15,23 @@ import { describe, it } from "../../lib/test.mjs";
 import assert from "node:assert/strict";
 import net from "node:net";
 import fs from "node:fs";
-import { RELAY_URL, BACKEND_URL, TIMEOUT_MS, metrics, pollUntil, withTimeout } from "../lib.mjs";
+import { RELAY_URL, BACKEND_URL, TIMEOUT_MS, metrics, pollUntil, sleep, withTimeout } from "../lib.mjs";
 import { startRelay } from "../../lib/process.mjs";
 
 // Sends bytes on a fresh connection and reads until the peer closes it (or TIMEOUT_MS / 2 passes:
 // then closed is false; with answerOnly, until the first whole response). Returns { status,
 // headers, body, closed, responses } (the first response; responses counts the status lines seen).
+// bytes may be an array of pieces: each is written on its own, PIECE_GAP_MS after the last (no
+// Nagle), so that they arrive as separate segments (the input's shape, not a synchronisation).
+const PIECE_GAP_MS = 10;
+async function writePieces(socket, pieces) {
+    for (const piece of pieces) {
+        if (socket.destroyed) return;
+        socket.write(piece);
+        await sleep(PIECE_GAP_MS);
+    }
+}
+
 function exchange(base, bytes, { answerOnly = false } = {}) {
     const { hostname, port } = new URL(base);
     return withTimeout(new Promise((resolve, reject) => {
@@ -45,9 +56,12 @@ function exchange(base, bytes, { answerOnly = false } = {}) {
             resolve({ status: Number(head[0].split(" ")[1]), headers, body: text.slice(end + 4, end + 4 + length), closed,
                 responses: (text.match(/^HTTP\/1\.[01] \d{3}/gm) ?? []).length });
         };
-        // the relay or Kestrel keeping the connection open this long means it is waiting for more
-        const timer = setTimeout(() => finish(false), TIMEOUT_MS / 2);
-        socket.on("connect", () => socket.write(bytes));
+        // the relay or Kestrel keeping the connection open this long (after the last byte) means it
+        // is waiting for more
+        let timer;
+        const wait = () => { if (!settled) timer = setTimeout(() => finish(false), TIMEOUT_MS / 2); };
+        socket.setNoDelay(true);
+        socket.on("connect", () => (Array.isArray(bytes) ? writePieces(socket, bytes).then(wait) : (socket.write(bytes), wait())));
         socket.on("data", (chunk) => {
             data = Buffer.concat([data, chunk]);
             const text = data.toString("latin1");
@@ -58,7 +72,7 @@ function exchange(base, bytes, { answerOnly = false } = {}) {
         socket.on("end", () => finish(true));
         socket.on("close", () => finish(true));
         socket.on("error", (e) => (e.code === "ECONNRESET" ? finish(true) : reject(e)));
-    }), TIMEOUT_MS, "raw HTTP exchange");
+    }), Array.isArray(bytes) ? TIMEOUT_MS * 2 : TIMEOUT_MS, "raw HTTP exchange");
 }
 
 const negotiateHead = (base, headers) =>
@@ -198,6 +212,26 @@ describe("request size limits", () => {
         const target = `/chat/negotiate?pad=${"a".repeat(60000)}`;
         await assertRefused(await exchange(BACKEND_URL, get(BACKEND_URL, target)), 414, "Kestrel");
         await assertRefused(await exchange(RELAY_URL, get(RELAY_URL, target)), 414, "relay");
+    });
+
+    // A head that arrives in more pieces than the relay looks at one by one (64) went to lws as it
+    // was, and lws closed an oversized one without an answer; the relay now keeps looking (on a
+    // clock) until it is whole or too large. 100 pieces, 10 ms apart.
+    const pieces = (text, n) => Array.from({ length: n }, (_, i) => text.slice(Math.floor(i * text.length / n),
+        Math.floor((i + 1) * text.length / n)));
+    it("a 60 KB Cookie header in 100 pieces: 431 and closed, as Kestrel", async () => {
+        const cookie = `Cookie: c=${"b".repeat(60000)}\r\n`;
+        await assertRefused(await exchange(BACKEND_URL, pieces(get(BACKEND_URL, "/chat/negotiate", cookie), 100)), 431, "Kestrel");
+        const before = (await metrics()).requests_refused_total;
+        await assertRefused(await exchange(RELAY_URL, pieces(get(RELAY_URL, "/chat/negotiate", cookie), 100)), 431, "relay");
+        assert.equal((await metrics()).requests_refused_total, before + 1, "the refusal is counted");
+    });
+
+    it("a head within the limits in 100 pieces is served, as by Kestrel", async () => {
+        const referer = `Referer: http://x/${"b".repeat(6000)}\r\nConnection: close\r\n`;
+        assert.equal((await exchange(BACKEND_URL, pieces(get(BACKEND_URL, "/health", referer), 100))).status, 200, "Kestrel");
+        const res = await exchange(RELAY_URL, pieces(get(RELAY_URL, "/signalr/ping", referer), 100));
+        assert.equal(res.status, 200, res.body);
     });
 
     // lws keeps the path, each query argument and each header it knows by name in one table of 95
