@@ -23,9 +23,26 @@ static void keep_string(char **now, const char *before, const char *what, bool *
     *kept = true;
 }
 
+/* lws' backstop behind the relay's own deadlines (see config.h). */
+#define LWS_TIMEOUT_FLOOR_S 20u
+#define LWS_TIMEOUT_MARGIN_S 5u
+
+unsigned config_lws_timeout_secs(const struct relay_config *cfg)
+{
+    unsigned backend_s = (cfg->backend_timeout_ms + 999) / 1000 + LWS_TIMEOUT_MARGIN_S;
+    return backend_s > LWS_TIMEOUT_FLOOR_S ? backend_s : LWS_TIMEOUT_FLOOR_S;
+}
+
 bool config_keep_restart_only(const struct relay_config *old, struct relay_config *cfg)
 {
     bool kept = false;
+    if (config_lws_timeout_secs(cfg) > config_lws_timeout_secs(old)) {
+        log_warn("relay: reload: --backend-timeout above %u s changes only with a restart (libwebsockets' own "
+                 "timeout is fixed at start); keeping the running value",
+                 config_lws_timeout_secs(old) - LWS_TIMEOUT_MARGIN_S);
+        cfg->backend_timeout_ms = old->backend_timeout_ms;
+        kept = true;
+    }
     if (!same_text(old->listen_address, cfg->listen_address) || old->listen_port != cfg->listen_port)
         keep_string(&cfg->listen_address, old->listen_address, "--listen", &kept);
     cfg->listen_port = old->listen_port;

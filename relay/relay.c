@@ -523,7 +523,8 @@ int relay_start(struct relay *relay, const struct relay_config *cfg)
      * or a WebSocket is upgraded, so idle connections hold none. */
     info.max_http_header_pool = 0;
     info.pt_serv_buf_size = SERVICE_SERVER_RX_BYTES; /* lws reads at most this much at once */
-    info.timeout_secs = 20;
+    info.timeout_secs = config_lws_timeout_secs(cfg);         /* behind the relay's own deadlines */
+    info.connect_timeout_secs = config_lws_timeout_secs(cfg);
     tls_context_options(&relay->tls, cfg, &info);
     if (!loop_create_context(&relay->loop, &info, relay) ||
         (relay->loop.ev && !listener_open(&relay->listener, cfg->listen_address, cfg->listen_port))) {
