@@ -295,6 +295,7 @@ static int server_callback(struct lws *wsi, enum lws_callback_reasons reason, vo
     void *owner = lws_get_opaque_user_data(wsi);
     switch (reason) {
     case LWS_CALLBACK_HTTP:
+        next_head_forget(&relay->next_heads, wsi);
         return route_http(relay, wsi);
     case LWS_CALLBACK_OPENSSL_LOAD_EXTRA_SERVER_VERIFY_CERTS:
         return tls_front_ctx_created(&relay->tls, user);
@@ -331,6 +332,7 @@ static int server_callback(struct lws *wsi, enum lws_callback_reasons reason, vo
             detach_and_destroy(wsi, owner);
         return 0;
     case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
+        next_head_forget(&relay->next_heads, wsi);
         return confirm_upgrade(relay, wsi);
     case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
         rx_size_for_servers(relay, wsi, role_of(owner) == WSI_ROLE_SERVICE_SERVER);
@@ -381,6 +383,7 @@ static int server_callback(struct lws *wsi, enum lws_callback_reasons reason, vo
             detach_and_destroy(wsi, owner);
         capture_wsi_gone(wsi);
         listener_wsi_destroyed(&relay->listener, wsi);
+        next_head_forget(&relay->next_heads, wsi);
         return 0;
     case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
         /* relay_stop() woke the loop (lws_cancel_service): with libev, lws_service() runs
@@ -447,6 +450,12 @@ static bool relay_legacy_service_hubs(struct relay *relay)
     return true;
 }
 
+/* loop.h's next_request: a kept-alive connection's next head is read before lws reads it. */
+static void relay_next_request(void *ctx, struct lws *wsi)
+{
+    next_head_watch(ctx, wsi);
+}
+
 int relay_start(struct relay *relay, const struct relay_config *cfg)
 {
     memset(relay, 0, sizeof *relay);
@@ -466,6 +475,9 @@ int relay_start(struct relay *relay, const struct relay_config *cfg)
         return -1;
     }
     relay->listener.refusals = &relay->refusals;
+    next_heads_init(&relay->next_heads, &relay->loop, &relay->refusals, relay->dict_seed);
+    relay->loop.next_request = relay_next_request;
+    relay->loop.next_request_ctx = &relay->next_heads;
     core_sessions_init(&relay->sessions, &relay->loop, relay->dict_seed);
     core_negotiations_init(&relay->negotiations, &relay->loop, &relay->backends, relay->dict_seed);
     if (!service_init(&relay->service, &relay->loop, relay->dict_seed)) {
@@ -605,6 +617,8 @@ void relay_destroy(struct relay *relay)
         core_sessions_free(&relay->sessions);
     loop_destroy(&relay->loop); /* closes every connection through the callbacks */
     listener_free(&relay->listener);
+    if (relay->next_heads.loop)
+        next_heads_free(&relay->next_heads);
     tls_front_free(&relay->tls);
     if (relay->negotiations.loop)
         core_negotiations_clear(&relay->negotiations);

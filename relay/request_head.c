@@ -68,12 +68,22 @@ static void stop_watching(struct request_head *h)
     timer_cancel(&h->repeek);
 }
 
-/* Closes the socket; the owner hears it (and may free h). */
+static void hand_over(struct request_head *h);
+
+/* Closes the socket; the owner hears it (and may free h). A borrowed socket is left to its owner:
+ * after a refusal the owner closes it; while its head is still being read (the peer left, went
+ * quiet, or the relay ran out of memory) it goes back to lws as it is, which ends it its own way
+ * and still serves what it may hold already (a pipelined request). */
 static void finish_closed(struct request_head *h)
 {
+    if (h->borrowed && h->state == REQUEST_HEAD_READING) {
+        hand_over(h);
+        return;
+    }
     stop_watching(h);
     h->state = REQUEST_HEAD_DONE;
-    close(h->fd);
+    if (!h->borrowed)
+        close(h->fd);
     h->fd = -1;
     free(h->data);
     h->data = NULL;
@@ -139,6 +149,10 @@ static void header_timeout(struct timer_entry *e)
     struct request_head *h = list_container_of(e, struct request_head, deadline);
     if (h->len == 0) { /* nothing sent: closed without a word, as Kestrel */
         finish_closed(h);
+        return;
+    }
+    if (clock_now_ms() < h->due_ms) { /* the idle deadline came first: the head has begun since */
+        loop_timer_schedule(h->loop, &h->deadline, h->due_ms);
         return;
     }
     refuse(h, 408, "Request Timeout: the request headers did not arrive within the relay's --header-timeout.");
@@ -307,7 +321,29 @@ void request_head_start(struct request_head *h, struct loop *loop, int fd, size_
     ev_io_start(loop->ev, &h->io);
     timer_entry_init(&h->deadline, header_timeout);
     timer_entry_init(&h->repeek, repeek_due);
-    loop_timer_schedule(loop, &h->deadline, clock_now_ms() + timeout_ms);
+    h->due_ms = clock_now_ms() + timeout_ms;
+    loop_timer_schedule(loop, &h->deadline, h->due_ms);
+}
+
+void request_head_start_borrowed(struct request_head *h, struct loop *loop, int fd, size_t limit, uint64_t timeout_ms,
+                                 uint64_t idle_ms, struct http_refusals *refusals, request_head_cb done, void *owner)
+{
+    request_head_start(h, loop, fd, limit, timeout_ms, refusals, done, owner);
+    h->borrowed = true;
+    if (idle_ms < timeout_ms) {
+        timer_cancel(&h->deadline);
+        loop_timer_schedule(loop, &h->deadline, clock_now_ms() + idle_ms);
+    }
+}
+
+void request_head_forget(struct request_head *h)
+{
+    if (h->state != REQUEST_HEAD_DONE)
+        stop_watching(h);
+    h->state = REQUEST_HEAD_DONE;
+    free(h->data);
+    h->data = NULL;
+    h->fd = -1;
 }
 
 void request_head_release(struct request_head *h)

@@ -69,8 +69,10 @@ struct request_head {
     int fd;
     ev_io io;
     struct timer_entry deadline; /* --header-timeout while reading; the linger after a refusal */
+    uint64_t due_ms;             /* when the head is late (408) */
     struct timer_entry repeek;   /* the next peek once the head came in too many pieces */
     bool slow;                   /* peeked at on the clock, the socket not watched */
+    bool borrowed;               /* fd belongs to an lws connection: never closed here */
     enum request_head_state state;
     char *data;                  /* a peek at what arrived, owned, only during a wake-up */
     size_t len;                  /* bytes that had arrived at the last peek */
@@ -87,6 +89,16 @@ struct request_head {
  * is answered. done runs later, never inside this call. */
 void request_head_start(struct request_head *h, struct loop *loop, int fd, size_t limit, uint64_t timeout_ms,
                         struct http_refusals *refusals, request_head_cb done, void *owner);
+/* The same on a socket that an lws connection owns (a kept-alive connection's next head,
+ * relay/next_head.h). Nothing here closes it: after a refusal (answered, its sending side shut
+ * down, the linger over) done(h, false) runs and the owner has lws close it; where a head being
+ * read would end in a close (the peer left, or sent nothing within idle_ms: h->len is 0), the
+ * socket goes back as complete and lws ends it its own way. */
+void request_head_start_borrowed(struct request_head *h, struct loop *loop, int fd, size_t limit, uint64_t timeout_ms,
+                                 uint64_t idle_ms, struct http_refusals *refusals, request_head_cb done, void *owner);
+/* Stops watching without closing anything and without calling done (the borrowed socket's lws
+ * connection is gone). */
+void request_head_forget(struct request_head *h);
 /* After a complete head: the socket belongs to the caller now (it hands it to lws). */
 void request_head_release(struct request_head *h);
 /* Closes the connection now, without an answer (the relay is out of descriptors, or stops). */

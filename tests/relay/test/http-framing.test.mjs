@@ -22,11 +22,13 @@ import { startRelay } from "../../lib/process.mjs";
 // then closed is false; with answerOnly, until the first whole response). Returns { status,
 // headers, body, closed, responses } (the first response; responses counts the status lines seen).
 // bytes may be an array of pieces: each is written on its own, PIECE_GAP_MS after the last (no
-// Nagle), so that they arrive as separate segments (the input's shape, not a synchronisation).
+// Nagle), so that they arrive as separate segments (the input's shape, not a synchronisation); a
+// number in it is a longer pause.
 const PIECE_GAP_MS = 10;
 async function writePieces(socket, pieces) {
     for (const piece of pieces) {
         if (socket.destroyed) return;
+        if (typeof piece === "number") { await sleep(piece); continue; } // a longer pause, in ms
         socket.write(piece);
         await sleep(PIECE_GAP_MS);
     }
@@ -73,6 +75,53 @@ function exchange(base, bytes, { answerOnly = false } = {}) {
         socket.on("close", () => finish(true));
         socket.on("error", (e) => (e.code === "ECONNRESET" ? finish(true) : reject(e)));
     }), Array.isArray(bytes) ? TIMEOUT_MS * 2 : TIMEOUT_MS, "raw HTTP exchange");
+}
+
+// On one connection: a request the relay answers and keeps the connection for (GET /signalr/ping;
+// Kestrel: GET /health), then `second` once that answer is whole. Returns what exchange does for
+// the answer to `second` (status 0: the connection closed without one).
+function keptAlive(base, second) {
+    const { hostname, port } = new URL(base);
+    const first = `GET ${base === BACKEND_URL ? "/health" : "/signalr/ping"} HTTP/1.1\r\nHost: ${hostname}\r\n\r\n`;
+    return withTimeout(new Promise((resolve, reject) => {
+        const socket = net.connect(Number(port), hostname);
+        socket.setNoDelay(true);
+        let data = Buffer.alloc(0);
+        let firstLength = -1; // bytes of the first answer, once whole
+        let settled = false;
+        const finish = (closed) => {
+            if (settled) return;
+            settled = true;
+            socket.destroy();
+            const text = data.toString("latin1").slice(Math.max(firstLength, 0));
+            const end = text.indexOf("\r\n\r\n");
+            if (firstLength < 0 || end < 0) return resolve({ status: 0, headers: {}, body: "", closed, responses: 0, first: firstLength >= 0 });
+            const head = text.slice(0, end).split("\r\n");
+            const headers = {};
+            for (const line of head.slice(1)) {
+                const colon = line.indexOf(":");
+                headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
+            }
+            const length = Number(headers["content-length"] ?? 0);
+            resolve({ status: Number(head[0].split(" ")[1]), headers, body: text.slice(end + 4, end + 4 + length), closed,
+                responses: (text.match(/^HTTP\/1\.[01] \d{3}/gm) ?? []).length, first: true });
+        };
+        socket.on("connect", () => socket.write(first));
+        socket.on("data", (chunk) => {
+            data = Buffer.concat([data, chunk]);
+            if (firstLength >= 0) return;
+            const text = data.toString("latin1");
+            const end = text.indexOf("\r\n\r\n");
+            const length = /\r\ncontent-length: *(\d+)/i.exec(text.slice(0, end))?.[1];
+            if (end < 0 || length === undefined || data.length < end + 4 + Number(length)) return;
+            firstLength = end + 4 + Number(length);
+            if (Array.isArray(second)) writePieces(socket, second);
+            else socket.write(second);
+        });
+        socket.on("end", () => finish(true));
+        socket.on("close", () => finish(true));
+        socket.on("error", (e) => (e.code === "ECONNRESET" || e.code === "EPIPE" ? finish(true) : reject(e)));
+    }), TIMEOUT_MS * 2, "kept-alive HTTP exchange");
 }
 
 const negotiateHead = (base, headers) =>
@@ -234,6 +283,36 @@ describe("request size limits", () => {
         assert.equal(res.status, 200, res.body);
     });
 
+    // A kept-alive connection's later heads went to lws directly, which closed those it could not hold
+    // without an answer (status 0 here); the relay now reads them first too (relay/next_head.c).
+    it("the second request on a kept-alive connection with a 60 KB Cookie: 431 and closed, as Kestrel", async () => {
+        const second = (base) => get(base, "/chat/negotiate", `Cookie: c=${"b".repeat(60000)}\r\n`);
+        await assertRefused(await keptAlive(BACKEND_URL, second(BACKEND_URL)), 431, "Kestrel");
+        const before = (await metrics()).requests_refused_total;
+        await assertRefused(await keptAlive(RELAY_URL, second(RELAY_URL)), 431, "relay");
+        assert.equal((await metrics()).requests_refused_total, before + 1, "the refusal is counted");
+    });
+
+    it("the second request on a kept-alive connection with a 60 KB request line: 414 and closed, as Kestrel", async () => {
+        const second = (base) => get(base, `/chat/negotiate?pad=${"a".repeat(60000)}`);
+        await assertRefused(await keptAlive(BACKEND_URL, second(BACKEND_URL)), 414, "Kestrel");
+        await assertRefused(await keptAlive(RELAY_URL, second(RELAY_URL)), 414, "relay");
+    });
+
+    it("the second request on a kept-alive connection with 92 known headers: 431 with a reason", async () => {
+        const headers = Array.from({ length: 92 }, (_, i) => `Accept-Language: x${i}\r\n`).join("");
+        const res = await keptAlive(RELAY_URL, get(RELAY_URL, "/signalr/ping", headers));
+        await assertRefused(res, 431, "relay, 92 known headers");
+        assert.match(res.body, /more query arguments and headers than the relay reads/);
+    });
+
+    it("the second request on a kept-alive connection, within the limits and in 100 pieces, is served", async () => {
+        const referer = `Referer: http://x/${"b".repeat(6000)}\r\nConnection: close\r\n`;
+        const res = await keptAlive(RELAY_URL, pieces(get(RELAY_URL, "/signalr/ping", referer), 100));
+        assert.equal(res.status, 200, res.body);
+        assert.equal(res.closed, true);
+    });
+
     // lws keeps the path, each query argument and each header it knows by name in one table of 95
     // entries: 90 arguments (with Host and Connection) fit, 91 do not. Kestrel serves both; the relay
     // serves what lws holds and answers the rest 431 with a reason.
@@ -286,12 +365,19 @@ describe("request limits from the flags", () => {
             // a connection that sends nothing is closed without a word, as Kestrel does
             const idle = await exchange(relay.url, "");
             assert.deepEqual([idle.status, idle.closed], [0, true], "an idle connection is closed without an answer");
+            // the same on a kept-alive connection's second request (lws closed it without an answer)
+            const slowSecond = await keptAlive(relay.url, `GET /signalr/ping HTTP/1.1\r\nHost: ${host}\r\nX-Slow: 1\r\n`);
+            await assertRefused(slowSecond, 408, "a second request's headers that never end");
+            assert.match(slowSecond.body, /Request Timeout/);
+            const idleSecond = await keptAlive(relay.url, "");
+            assert.deepEqual([idleSecond.first, idleSecond.status, idleSecond.closed], [true, 0, true],
+                "an idle kept-alive connection is closed without an answer");
 
             // a burst of refusals: every one counted, at most 10 logged in one window
             for (let i = 0; i < 13; i++)
                 await assertRefused(await exchange(relay.url, get("/chat", "Content-Length: -1\r\n")), 400, `refusal ${i}`);
             const m = await metrics(relay.url);
-            assert.equal(m.requests_refused_total, 16);
+            assert.equal(m.requests_refused_total, 17);
             const lines = await pollUntil(() => fs.readFileSync(relay.log, "utf8").split("\n").filter((l) => l.includes("refused a request")),
                 (l) => l.length >= 10, "refusal log lines");
             assert.equal(lines.length, 10, lines.join("\n"));
