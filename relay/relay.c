@@ -294,12 +294,20 @@ static int server_callback(struct lws *wsi, enum lws_callback_reasons reason, vo
     struct relay *relay = lws_context_user(lws_get_context(wsi));
     void *owner = lws_get_opaque_user_data(wsi);
     switch (reason) {
-    case LWS_CALLBACK_HTTP:
+    case LWS_CALLBACK_HTTP: {
         next_head_forget(&relay->next_heads, wsi);
-        return route_http(relay, wsi);
+        int rc = route_http(relay, wsi);
+        owner = lws_get_opaque_user_data(wsi);
+        if (rc == 0 && (role_of(owner) == WSI_ROLE_CORE_POST || role_of(owner) == WSI_ROLE_LEGACY_REQUEST) &&
+            request_body_announced(wsi))
+            request_body_wait(&relay->bodies, wsi); /* --header-timeout for each piece of it */
+        return rc;
+    }
     case LWS_CALLBACK_OPENSSL_LOAD_EXTRA_SERVER_VERIFY_CERTS:
         return tls_front_ctx_created(&relay->tls, user);
     case LWS_CALLBACK_HTTP_WRITEABLE:
+        if (request_body_late(&relay->bodies, wsi))
+            return http_refuse_request(relay->loop.cfg, &relay->refusals, wsi, 408, REQUEST_BODY_LATE);
         if (negotiation_of(owner))
             return core_negotiate_write_reply(owner, wsi);
         if (role_of(owner) == WSI_ROLE_LEGACY_START)
@@ -312,6 +320,8 @@ static int server_callback(struct lws *wsi, enum lws_callback_reasons reason, vo
             return legacy_session_writeable(owner, wsi);
         return 0;
     case LWS_CALLBACK_HTTP_BODY:
+        if (request_body_awaited(&relay->bodies, wsi))
+            request_body_wait(&relay->bodies, wsi);
         capture_http_body(wsi, in, len);
         if (role_of(owner) == WSI_ROLE_CORE_POST)
             return core_http_body(owner, in, len);
@@ -319,6 +329,7 @@ static int server_callback(struct lws *wsi, enum lws_callback_reasons reason, vo
             legacy_request_body(owner, in, len);
         return 0;
     case LWS_CALLBACK_HTTP_BODY_COMPLETION:
+        request_body_done(&relay->bodies, wsi);
         capture_http_body_done(wsi);
         if (role_of(owner) == WSI_ROLE_CORE_POST)
             return core_http_body_done(owner, wsi);
@@ -326,6 +337,7 @@ static int server_callback(struct lws *wsi, enum lws_callback_reasons reason, vo
             return legacy_http_body_complete(&relay->legacy, owner);
         return 0;
     case LWS_CALLBACK_CLOSED_HTTP:
+        request_body_done(&relay->bodies, wsi);
         if (role_of(owner) == WSI_ROLE_NEGOTIATION || role_of(owner) == WSI_ROLE_LEGACY_START ||
             role_of(owner) == WSI_ROLE_CORE_HTTP || role_of(owner) == WSI_ROLE_CORE_POST ||
             role_of(owner) == WSI_ROLE_LEGACY_REQUEST || role_of(owner) == WSI_ROLE_LEGACY_SESSION)
@@ -384,6 +396,7 @@ static int server_callback(struct lws *wsi, enum lws_callback_reasons reason, vo
         capture_wsi_gone(wsi);
         listener_wsi_destroyed(&relay->listener, wsi);
         next_head_forget(&relay->next_heads, wsi);
+        request_body_done(&relay->bodies, wsi);
         return 0;
     case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
         /* relay_stop() woke the loop (lws_cancel_service): with libev, lws_service() runs
@@ -476,6 +489,7 @@ int relay_start(struct relay *relay, const struct relay_config *cfg)
     }
     relay->listener.refusals = &relay->refusals;
     next_heads_init(&relay->next_heads, &relay->loop, &relay->refusals, relay->dict_seed);
+    request_bodies_init(&relay->bodies, &relay->loop, relay->dict_seed);
     relay->loop.next_request = relay_next_request;
     relay->loop.next_request_ctx = &relay->next_heads;
     core_sessions_init(&relay->sessions, &relay->loop, relay->dict_seed);
@@ -619,6 +633,8 @@ void relay_destroy(struct relay *relay)
     listener_free(&relay->listener);
     if (relay->next_heads.loop)
         next_heads_free(&relay->next_heads);
+    if (relay->bodies.loop)
+        request_bodies_free(&relay->bodies);
     tls_front_free(&relay->tls);
     if (relay->negotiations.loop)
         core_negotiations_clear(&relay->negotiations);

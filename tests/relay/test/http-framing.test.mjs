@@ -15,7 +15,7 @@ import { describe, it } from "../../lib/test.mjs";
 import assert from "node:assert/strict";
 import net from "node:net";
 import fs from "node:fs";
-import { RELAY_URL, BACKEND_URL, TIMEOUT_MS, metrics, pollUntil, sleep, withTimeout } from "../lib.mjs";
+import { RELAY_URL, BACKEND_URL, TIMEOUT_MS, httpRequest, metrics, pollUntil, sleep, withTimeout } from "../lib.mjs";
 import { startRelay } from "../../lib/process.mjs";
 
 // Sends bytes on a fresh connection and reads until the peer closes it (or TIMEOUT_MS / 2 passes:
@@ -344,6 +344,45 @@ describe("request size limits", () => {
 });
 
 describe("request limits from the flags", () => {
+    // A body the relay reads (a Core POST of messages, a legacy /send) that stops arriving waited
+    // under libwebsockets' own 20 s and was then closed without an answer; it is on the wheel now:
+    // no byte for --header-timeout, 408 with a reason (Kestrel answers a body that arrives too
+    // slowly with 408 too: MinRequestBodyDataRate). A slow body that keeps coming is read.
+    it("a request body that stops arriving: 408 after --header-timeout, closed; one that keeps coming is served", async () => {
+        const relay = await startRelay(["--hub", `chat=${BACKEND_URL}/chat`, "--header-timeout", "1"]);
+        try {
+            const { host } = new URL(relay.url);
+            const post = (target, body) => `POST ${target} HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/x-www-form-urlencoded\r\n` +
+                `Content-Length: ${body.length}\r\n\r\n`;
+            const body = "data=" + "x".repeat(95);
+            // a Core session on Server-Sent Events, so that its POST reads a body (an unknown id is 404 at once)
+            const { connectionToken } = JSON.parse((await httpRequest("POST", `${relay.url}/chat/negotiate?negotiateVersion=1`)).body);
+            const sse = net.connect(Number(new URL(relay.url).port), "127.0.0.1");
+            sse.on("error", () => {});
+            const streaming = new Promise((resolve) => sse.once("data", resolve));
+            sse.write(`GET /chat?id=${encodeURIComponent(connectionToken)} HTTP/1.1\r\nHost: ${host}\r\nAccept: text/event-stream\r\n\r\n`);
+            await withTimeout(streaming, TIMEOUT_MS, "the event stream's head");
+            const coreTarget = `/chat?id=${encodeURIComponent(connectionToken)}`;
+            for (const target of [coreTarget, "/signalr/send?transport=serverSentEvents&connectionToken=x"]) {
+                const started = Date.now();
+                const res = await exchange(relay.url, post(target, body) + body.slice(0, 10));
+                await assertRefused(res, 408, `${target}, half a body`);
+                assert.match(res.body, /request body stopped arriving/);
+                assert.ok(Date.now() - started >= 900, `${target}: answered after ${Date.now() - started} ms, before the timeout`);
+            }
+            // the whole body in four pieces, 300 ms apart (each within the 1 s): read, and answered by the route
+            const slow = [post("/signalr/send?transport=serverSentEvents&connectionToken=x", body), body.slice(0, 30),
+                body.slice(30, 60), body.slice(60)];
+            const res = await exchange(relay.url, slow.flatMap((piece) => [piece, 300]));
+            assert.notEqual(res.status, 408, res.body);
+            assert.ok(res.status >= 400 && res.status < 500, `the route's own answer: ${res.status} ${res.body}`);
+            assert.equal((await metrics(relay.url)).requests_refused_total, 2);
+            sse.destroy();
+        } finally {
+            await relay.stop();
+        }
+    });
+
     it("--max-request-line, --max-request-headers and --header-timeout: 414, 431, a close; refusals logged at most 10 a window", async () => {
         const relay = await startRelay(["--hub", `chat=${BACKEND_URL}/chat`, "--max-request-line", "2K",
             "--max-request-headers", "4K", "--header-timeout", "1"]);
