@@ -319,7 +319,7 @@ static enum config_result parse_seconds(const char *flag, const char *value, uns
     errno = 0;
     double seconds = strtod(value, &end);
     if (errno || *end || end == value || !(seconds > 0) || seconds > 86400)
-        return config_fail(err, err_len, "%s wants a number of seconds between 0 and 86400, got '%s'", flag, value);
+        return config_fail(err, err_len, "%s wants a number of seconds above 0, at most 86400, got '%s'", flag, value);
     *out_ms = (unsigned)(seconds * 1000.0 + 0.5);
     return CONFIG_OK;
 }

@@ -145,6 +145,13 @@ enum config_result config_capture_setting(struct relay_config *cfg, const char *
  * locations) take their running values from old in cfg, each change logged as a warning.
  * True when any was changed back. */
 bool config_keep_restart_only(const struct relay_config *old, struct relay_config *cfg);
+/* libwebsockets' own timeout in whole seconds (its context's timeout_secs and the vhost's
+ * connect_timeout_secs), fixed at start: a backstop that stays behind the relay's deadlines on
+ * the wheel (lws 4.1.6 gives a backend connection's connect and response waits 20 s of its own,
+ * and closed one before a longer --backend-timeout came due; a request body's wait likewise,
+ * relay/request_body.h). 20 s, or --backend-timeout or --header-timeout + 5 s when longer. A
+ * reload that would need more keeps the running value of those two (config_keep_restart_only). */
+unsigned config_lws_timeout_secs(const struct relay_config *cfg);
 
 /* The largest message a client may send (--max-client-message-size, else --max-message-size). */
 static inline size_t config_client_message_limit(const struct relay_config *cfg)

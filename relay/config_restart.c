@@ -23,9 +23,42 @@ static void keep_string(char **now, const char *before, const char *what, bool *
     *kept = true;
 }
 
+/* lws' backstop behind the relay's own deadlines (see config.h). */
+#define LWS_TIMEOUT_FLOOR_S 20u
+#define LWS_TIMEOUT_MARGIN_S 5u
+
+static unsigned behind(unsigned ms)
+{
+    return (ms + 999) / 1000 + LWS_TIMEOUT_MARGIN_S;
+}
+
+unsigned config_lws_timeout_secs(const struct relay_config *cfg)
+{
+    unsigned s = LWS_TIMEOUT_FLOOR_S;
+    if (behind(cfg->backend_timeout_ms) > s)
+        s = behind(cfg->backend_timeout_ms);
+    if (behind(cfg->header_timeout_ms) > s)
+        s = behind(cfg->header_timeout_ms);
+    return s;
+}
+
+/* A deadline of the relay that lws' fixed timeout would now come before: the running value stays. */
+static void keep_behind_lws(unsigned *now_ms, unsigned before_ms, unsigned lws_s, const char *flag, bool *kept)
+{
+    if (behind(*now_ms) <= lws_s)
+        return;
+    log_warn("relay: reload: %s above %u s changes only with a restart (libwebsockets' own timeout is fixed at "
+             "start); keeping the running value", flag, lws_s - LWS_TIMEOUT_MARGIN_S);
+    *now_ms = before_ms;
+    *kept = true;
+}
+
 bool config_keep_restart_only(const struct relay_config *old, struct relay_config *cfg)
 {
     bool kept = false;
+    unsigned lws_s = config_lws_timeout_secs(old);
+    keep_behind_lws(&cfg->backend_timeout_ms, old->backend_timeout_ms, lws_s, "--backend-timeout", &kept);
+    keep_behind_lws(&cfg->header_timeout_ms, old->header_timeout_ms, lws_s, "--header-timeout", &kept);
     if (!same_text(old->listen_address, cfg->listen_address) || old->listen_port != cfg->listen_port)
         keep_string(&cfg->listen_address, old->listen_address, "--listen", &kept);
     cfg->listen_port = old->listen_port;

@@ -10,6 +10,7 @@
 #include "protocol/urlencoded.h"
 #include "relay/capture.h"
 #include "relay/config.h"
+#include "relay/loop.h"
 
 /* A literal header value and its length, counted by the compiler. */
 #define HEADER_VALUE(text) (const unsigned char *)(text), (int)(sizeof(text) - 1)
@@ -328,13 +329,25 @@ static bool add_connection_close_if_closing(struct lws *wsi, bool closing, unsig
            !lws_add_http_header_by_name(wsi, (const unsigned char *)"connection:", HEADER_VALUE("close"), p, end);
 }
 
+/* The response is whole: -1 when lws closes the connection, else 0, and the relay reads the
+ * next request's head before lws does (loop.h, next_request). */
+static int transaction_completed(struct lws *wsi)
+{
+    if (lws_http_transaction_completed(wsi))
+        return -1;
+    struct loop *loop = loop_of_wsi(wsi);
+    if (loop->next_request)
+        loop->next_request(loop->next_request_ctx, wsi);
+    return 0;
+}
+
 /* After a whole response: -1 (close, once the response is out) when the
  * connection cannot carry another request, else whatever lws says. */
 static int finish_transaction(struct lws *wsi)
 {
     if (response_closes_connection(wsi))
         return -1;
-    return lws_http_transaction_completed(wsi) ? -1 : 0;
+    return transaction_completed(wsi);
 }
 
 /* The body of a response whose headers are out, as its last write (none when empty). */
@@ -519,5 +532,5 @@ int http_end_stream(struct lws *wsi, const char *body, size_t body_len)
     buf_free(&copy);
     if (written < (int)body_len)
         return -1;
-    return lws_http_transaction_completed(wsi) ? -1 : 0;
+    return transaction_completed(wsi);
 }

@@ -63,6 +63,10 @@ struct loop {
     struct log_limit too_large_log;   /* "a message over the size limit" lines, any connection */
     struct relay_stats stats;
     struct capture *capture;          /* --capture (relay/capture.h), or NULL: off */
+    /* After a response that keeps its connection open (http.c, inside an lws callback): the
+     * relay reads the connection's next head first (relay/next_head.h). NULL: lws reads it. */
+    void (*next_request)(void *ctx, struct lws *wsi);
+    void *next_request_ctx;
 };
 
 /* The loop a wsi of the relay's context runs on: the context's user object

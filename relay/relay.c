@@ -294,11 +294,20 @@ static int server_callback(struct lws *wsi, enum lws_callback_reasons reason, vo
     struct relay *relay = lws_context_user(lws_get_context(wsi));
     void *owner = lws_get_opaque_user_data(wsi);
     switch (reason) {
-    case LWS_CALLBACK_HTTP:
-        return route_http(relay, wsi);
+    case LWS_CALLBACK_HTTP: {
+        next_head_forget(&relay->next_heads, wsi);
+        int rc = route_http(relay, wsi);
+        owner = lws_get_opaque_user_data(wsi);
+        if (rc == 0 && (role_of(owner) == WSI_ROLE_CORE_POST || role_of(owner) == WSI_ROLE_LEGACY_REQUEST) &&
+            request_body_announced(wsi))
+            request_body_wait(&relay->bodies, wsi); /* --header-timeout for each piece of it */
+        return rc;
+    }
     case LWS_CALLBACK_OPENSSL_LOAD_EXTRA_SERVER_VERIFY_CERTS:
         return tls_front_ctx_created(&relay->tls, user);
     case LWS_CALLBACK_HTTP_WRITEABLE:
+        if (request_body_late(&relay->bodies, wsi))
+            return http_refuse_request(relay->loop.cfg, &relay->refusals, wsi, 408, REQUEST_BODY_LATE);
         if (negotiation_of(owner))
             return core_negotiate_write_reply(owner, wsi);
         if (role_of(owner) == WSI_ROLE_LEGACY_START)
@@ -311,6 +320,8 @@ static int server_callback(struct lws *wsi, enum lws_callback_reasons reason, vo
             return legacy_session_writeable(owner, wsi);
         return 0;
     case LWS_CALLBACK_HTTP_BODY:
+        if (request_body_awaited(&relay->bodies, wsi))
+            request_body_wait(&relay->bodies, wsi);
         capture_http_body(wsi, in, len);
         if (role_of(owner) == WSI_ROLE_CORE_POST)
             return core_http_body(owner, in, len);
@@ -318,6 +329,7 @@ static int server_callback(struct lws *wsi, enum lws_callback_reasons reason, vo
             legacy_request_body(owner, in, len);
         return 0;
     case LWS_CALLBACK_HTTP_BODY_COMPLETION:
+        request_body_done(&relay->bodies, wsi);
         capture_http_body_done(wsi);
         if (role_of(owner) == WSI_ROLE_CORE_POST)
             return core_http_body_done(owner, wsi);
@@ -325,12 +337,14 @@ static int server_callback(struct lws *wsi, enum lws_callback_reasons reason, vo
             return legacy_http_body_complete(&relay->legacy, owner);
         return 0;
     case LWS_CALLBACK_CLOSED_HTTP:
+        request_body_done(&relay->bodies, wsi);
         if (role_of(owner) == WSI_ROLE_NEGOTIATION || role_of(owner) == WSI_ROLE_LEGACY_START ||
             role_of(owner) == WSI_ROLE_CORE_HTTP || role_of(owner) == WSI_ROLE_CORE_POST ||
             role_of(owner) == WSI_ROLE_LEGACY_REQUEST || role_of(owner) == WSI_ROLE_LEGACY_SESSION)
             detach_and_destroy(wsi, owner);
         return 0;
     case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
+        next_head_forget(&relay->next_heads, wsi);
         return confirm_upgrade(relay, wsi);
     case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
         rx_size_for_servers(relay, wsi, role_of(owner) == WSI_ROLE_SERVICE_SERVER);
@@ -381,6 +395,8 @@ static int server_callback(struct lws *wsi, enum lws_callback_reasons reason, vo
             detach_and_destroy(wsi, owner);
         capture_wsi_gone(wsi);
         listener_wsi_destroyed(&relay->listener, wsi);
+        next_head_forget(&relay->next_heads, wsi);
+        request_body_done(&relay->bodies, wsi);
         return 0;
     case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
         /* relay_stop() woke the loop (lws_cancel_service): with libev, lws_service() runs
@@ -447,6 +463,12 @@ static bool relay_legacy_service_hubs(struct relay *relay)
     return true;
 }
 
+/* loop.h's next_request: a kept-alive connection's next head is read before lws reads it. */
+static void relay_next_request(void *ctx, struct lws *wsi)
+{
+    next_head_watch(ctx, wsi);
+}
+
 int relay_start(struct relay *relay, const struct relay_config *cfg)
 {
     memset(relay, 0, sizeof *relay);
@@ -466,6 +488,10 @@ int relay_start(struct relay *relay, const struct relay_config *cfg)
         return -1;
     }
     relay->listener.refusals = &relay->refusals;
+    next_heads_init(&relay->next_heads, &relay->loop, &relay->refusals, relay->dict_seed);
+    request_bodies_init(&relay->bodies, &relay->loop, relay->dict_seed);
+    relay->loop.next_request = relay_next_request;
+    relay->loop.next_request_ctx = &relay->next_heads;
     core_sessions_init(&relay->sessions, &relay->loop, relay->dict_seed);
     core_negotiations_init(&relay->negotiations, &relay->loop, &relay->backends, relay->dict_seed);
     if (!service_init(&relay->service, &relay->loop, relay->dict_seed)) {
@@ -523,7 +549,8 @@ int relay_start(struct relay *relay, const struct relay_config *cfg)
      * or a WebSocket is upgraded, so idle connections hold none. */
     info.max_http_header_pool = 0;
     info.pt_serv_buf_size = SERVICE_SERVER_RX_BYTES; /* lws reads at most this much at once */
-    info.timeout_secs = 20;
+    info.timeout_secs = config_lws_timeout_secs(cfg);         /* behind the relay's own deadlines */
+    info.connect_timeout_secs = config_lws_timeout_secs(cfg);
     tls_context_options(&relay->tls, cfg, &info);
     if (!loop_create_context(&relay->loop, &info, relay) ||
         (relay->loop.ev && !listener_open(&relay->listener, cfg->listen_address, cfg->listen_port))) {
@@ -604,6 +631,10 @@ void relay_destroy(struct relay *relay)
         core_sessions_free(&relay->sessions);
     loop_destroy(&relay->loop); /* closes every connection through the callbacks */
     listener_free(&relay->listener);
+    if (relay->next_heads.loop)
+        next_heads_free(&relay->next_heads);
+    if (relay->bodies.loop)
+        request_bodies_free(&relay->bodies);
     tls_front_free(&relay->tls);
     if (relay->negotiations.loop)
         core_negotiations_clear(&relay->negotiations);

@@ -3,6 +3,8 @@
 
 #include <errno.h>
 #include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <libwebsockets.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,14 +65,25 @@ static void stop_watching(struct request_head *h)
 {
     ev_io_stop(h->loop->ev, &h->io);
     timer_cancel(&h->deadline);
+    timer_cancel(&h->repeek);
 }
 
-/* Closes the socket; the owner hears it (and may free h). */
+static void hand_over(struct request_head *h);
+
+/* Closes the socket; the owner hears it (and may free h). A borrowed socket is left to its owner:
+ * after a refusal the owner closes it; while its head is still being read (the peer left, went
+ * quiet, or the relay ran out of memory) it goes back to lws as it is, which ends it its own way
+ * and still serves what it may hold already (a pipelined request). */
 static void finish_closed(struct request_head *h)
 {
+    if (h->borrowed && h->state == REQUEST_HEAD_READING) {
+        hand_over(h);
+        return;
+    }
     stop_watching(h);
     h->state = REQUEST_HEAD_DONE;
-    close(h->fd);
+    if (!h->borrowed)
+        close(h->fd);
     h->fd = -1;
     free(h->data);
     h->data = NULL;
@@ -121,6 +134,9 @@ static void refuse(struct request_head *h, unsigned status, const char *reason)
     h->data = NULL;
     h->len = 0;
     h->state = REQUEST_HEAD_LINGERING;
+    timer_cancel(&h->repeek);
+    if (h->slow)
+        ev_io_start(h->loop->ev, &h->io);
     timer_cancel(&h->deadline);
     timer_entry_init(&h->deadline, linger_expired);
     loop_timer_schedule(h->loop, &h->deadline, clock_now_ms() + REQUEST_HEAD_LINGER_MS);
@@ -133,6 +149,10 @@ static void header_timeout(struct timer_entry *e)
     struct request_head *h = list_container_of(e, struct request_head, deadline);
     if (h->len == 0) { /* nothing sent: closed without a word, as Kestrel */
         finish_closed(h);
+        return;
+    }
+    if (clock_now_ms() < h->due_ms) { /* the idle deadline came first: the head has begun since */
+        loop_timer_schedule(h->loop, &h->deadline, h->due_ms);
         return;
     }
     refuse(h, 408, "Request Timeout: the request headers did not arrive within the relay's --header-timeout.");
@@ -188,9 +208,37 @@ static void head_whole(struct request_head *h, size_t end)
     hand_over(h);
 }
 
+/* Whether the peer has sent its FIN (it will send nothing more). */
+static bool peer_done_sending(int fd)
+{
+    struct tcp_info info;
+    socklen_t len = sizeof info;
+    return getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &len) == 0 && info.tcpi_state == TCP_CLOSE_WAIT;
+}
+
+/* The head is not whole yet: wait for more. Arrivals are looked at one by one at first (the
+ * socket wakes only once more than `len` bytes are there: SO_RCVLOWAT); after
+ * REQUEST_HEAD_MAX_PEEKS of them, on the clock. */
+static void wait_for_more(struct request_head *h, bool grew)
+{
+    if (!grew && peer_done_sending(h->fd)) { /* half-closed: the head will never end */
+        finish_closed(h);
+        return;
+    }
+    if (h->peeks < REQUEST_HEAD_MAX_PEEKS) {
+        int lowat = (int)h->len + 1;
+        setsockopt(h->fd, SOL_SOCKET, SO_RCVLOWAT, &lowat, sizeof lowat);
+        return;
+    }
+    if (!h->slow) {
+        h->slow = true;
+        ev_io_stop(h->loop->ev, &h->io);
+    }
+    loop_timer_schedule(h->loop, &h->repeek, clock_now_ms() + REQUEST_HEAD_SLOW_PEEK_MS);
+}
+
 /* Peeks at what arrived (nothing is taken from the socket: lws reads it all once the head is
- * whole). The socket then wakes only when more than that has arrived (SO_RCVLOWAT) or the peer
- * closed, so unread bytes do not wake the loop again and again. */
+ * whole). */
 static void read_head(struct request_head *h)
 {
     int avail = 0;
@@ -228,12 +276,14 @@ static void read_head(struct request_head *h)
     }
     free(h->data);
     h->data = NULL;
-    if (h->peeks >= REQUEST_HEAD_MAX_PEEKS) { /* trickled in: lws reads the rest byte by byte */
-        hand_over(h);
-        return;
-    }
-    int lowat = (int)h->len + 1;
-    setsockopt(h->fd, SOL_SOCKET, SO_RCVLOWAT, &lowat, sizeof lowat);
+    wait_for_more(h, h->len > before);
+}
+
+static void repeek_due(struct timer_entry *e)
+{
+    struct request_head *h = list_container_of(e, struct request_head, repeek);
+    if (h->state == REQUEST_HEAD_READING)
+        read_head(h);
 }
 
 static void drop_input(struct request_head *h)
@@ -270,7 +320,30 @@ void request_head_start(struct request_head *h, struct loop *loop, int fd, size_
     h->io.data = h;
     ev_io_start(loop->ev, &h->io);
     timer_entry_init(&h->deadline, header_timeout);
-    loop_timer_schedule(loop, &h->deadline, clock_now_ms() + timeout_ms);
+    timer_entry_init(&h->repeek, repeek_due);
+    h->due_ms = clock_now_ms() + timeout_ms;
+    loop_timer_schedule(loop, &h->deadline, h->due_ms);
+}
+
+void request_head_start_borrowed(struct request_head *h, struct loop *loop, int fd, size_t limit, uint64_t timeout_ms,
+                                 uint64_t idle_ms, struct http_refusals *refusals, request_head_cb done, void *owner)
+{
+    request_head_start(h, loop, fd, limit, timeout_ms, refusals, done, owner);
+    h->borrowed = true;
+    if (idle_ms < timeout_ms) {
+        timer_cancel(&h->deadline);
+        loop_timer_schedule(loop, &h->deadline, clock_now_ms() + idle_ms);
+    }
+}
+
+void request_head_forget(struct request_head *h)
+{
+    if (h->state != REQUEST_HEAD_DONE)
+        stop_watching(h);
+    h->state = REQUEST_HEAD_DONE;
+    free(h->data);
+    h->data = NULL;
+    h->fd = -1;
 }
 
 void request_head_release(struct request_head *h)

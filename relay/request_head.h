@@ -18,8 +18,12 @@
  *     is not lost to a reset) and closes;
  *   - it closes without an answer a connection that sends nothing within --header-timeout (as
  *     Kestrel) or that the peer closes.
- * A head trickled in over more than REQUEST_HEAD_MAX_PEEKS arrivals goes to lws as it is (each
- * peek copies what arrived so far: the bound keeps that linear). Later requests on a kept-alive
+ * Each peek copies what arrived so far, so a head trickled in byte by byte would cost quadratic
+ * copying if every arrival were looked at: after REQUEST_HEAD_MAX_PEEKS arrivals the relay stops
+ * watching the socket and peeks every REQUEST_HEAD_SLOW_PEEK_MS instead (at most one head's
+ * worth of copying per period), until the head is whole, too large, or late (408) as before; a
+ * peer that half-closes with its head incomplete is closed. (Until this, such a head went to lws
+ * as it was, which closed an oversized one without an answer.) Later requests on a kept-alive
  * connection are read by lws itself (see docs/ARCHITECTURE.md, "The front door"). */
 #ifndef SR_REQUEST_HEAD_H
 #define SR_REQUEST_HEAD_H
@@ -36,9 +40,11 @@ struct http_refusals;
 
 /* How long a refused connection's remaining input is read and dropped before it is closed. */
 #define REQUEST_HEAD_LINGER_MS 2000
-/* Arrivals looked at before a head still incomplete is handed to lws as it is. A head within
- * the limits takes at most about 30 TCP segments. */
+/* Arrivals looked at one by one; then the head is peeked at on a clock. A head within the limits
+ * takes at most about 30 TCP segments. */
 #define REQUEST_HEAD_MAX_PEEKS 64
+/* How often a head that came in more pieces than that is peeked at. */
+#define REQUEST_HEAD_SLOW_PEEK_MS 100
 
 enum request_head_state {
     REQUEST_HEAD_READING,   /* reading the head */
@@ -47,8 +53,8 @@ enum request_head_state {
 };
 
 struct request_head;
-/* The head is whole, or arrived in too many pieces (complete: fd goes to lws, its bytes still
- * unread in the socket), or the connection is closed (complete false: the socket is gone). The
+/* The head is whole (complete: fd goes to lws, its bytes still unread in the socket), or the
+ * connection is closed (complete false: the socket is gone). The
  * owner may free h inside. */
 typedef void (*request_head_cb)(struct request_head *h, bool complete);
 
@@ -63,6 +69,10 @@ struct request_head {
     int fd;
     ev_io io;
     struct timer_entry deadline; /* --header-timeout while reading; the linger after a refusal */
+    uint64_t due_ms;             /* when the head is late (408) */
+    struct timer_entry repeek;   /* the next peek once the head came in too many pieces */
+    bool slow;                   /* peeked at on the clock, the socket not watched */
+    bool borrowed;               /* fd belongs to an lws connection: never closed here */
     enum request_head_state state;
     char *data;                  /* a peek at what arrived, owned, only during a wake-up */
     size_t len;                  /* bytes that had arrived at the last peek */
@@ -79,6 +89,16 @@ struct request_head {
  * is answered. done runs later, never inside this call. */
 void request_head_start(struct request_head *h, struct loop *loop, int fd, size_t limit, uint64_t timeout_ms,
                         struct http_refusals *refusals, request_head_cb done, void *owner);
+/* The same on a socket that an lws connection owns (a kept-alive connection's next head,
+ * relay/next_head.h). Nothing here closes it: after a refusal (answered, its sending side shut
+ * down, the linger over) done(h, false) runs and the owner has lws close it; where a head being
+ * read would end in a close (the peer left, or sent nothing within idle_ms: h->len is 0), the
+ * socket goes back as complete and lws ends it its own way. */
+void request_head_start_borrowed(struct request_head *h, struct loop *loop, int fd, size_t limit, uint64_t timeout_ms,
+                                 uint64_t idle_ms, struct http_refusals *refusals, request_head_cb done, void *owner);
+/* Stops watching without closing anything and without calling done (the borrowed socket's lws
+ * connection is gone). */
+void request_head_forget(struct request_head *h);
 /* After a complete head: the socket belongs to the caller now (it hands it to lws). */
 void request_head_release(struct request_head *h);
 /* Closes the connection now, without an answer (the relay is out of descriptors, or stops). */

@@ -304,8 +304,32 @@ static void test_limits(void)
     expect_error("--stateful-reconnect-buffer wants a size", 3, (char *[]){ "relay", "--stateful-reconnect-buffer", "12" });
 }
 
+/* libwebsockets' own timeout stays behind --backend-timeout, and a reload cannot outgrow it. */
+static void test_lws_timeout(void)
+{
+    struct relay_config old, cfg;
+    char err[512] = "";
+    char *none[] = { "relay" };
+    CHECK_EQ_INT(parse(&old, err, sizeof err, 1, none), CONFIG_OK);
+    CHECK_EQ_INT(config_lws_timeout_secs(&old), 20); /* --backend-timeout 10: lws' own 20 s as ever */
+    char *longer[] = { "relay", "--backend-timeout", "30" };
+    CHECK_EQ_INT(parse(&cfg, err, sizeof err, 3, longer), CONFIG_OK);
+    CHECK_EQ_INT(config_lws_timeout_secs(&cfg), 35);
+    CHECK(config_keep_restart_only(&old, &cfg)); /* 30 s needs more than the running 20 s */
+    CHECK_EQ_INT(cfg.backend_timeout_ms, 10000);
+    config_free(&cfg);
+    char *within[] = { "relay", "--backend-timeout", "15" };
+    CHECK_EQ_INT(parse(&cfg, err, sizeof err, 3, within), CONFIG_OK);
+    CHECK(!config_keep_restart_only(&old, &cfg));
+    CHECK_EQ_INT(cfg.backend_timeout_ms, 15000);
+    config_free(&cfg);
+    config_free(&old);
+    expect_error("--backend-timeout wants a number of seconds above 0", 3, (char *[]){ "relay", "--backend-timeout", "0" });
+}
+
 int main(void)
 {
+    test_lws_timeout();
     test_hub_methods();
     test_defaults_and_hubs();
     test_limits();

@@ -38,6 +38,24 @@ test("negotiate to a backend that never answers: 504 naming the hub, nothing kep
     }
 });
 
+// libwebsockets 4.1.6 gives a client connection its own timeout (20 s) for every wait, and used to
+// decide before a longer --backend-timeout: at 20 s the client got 503 "backend closed the
+// connection" instead of the 504 due at 22 s. Its timeouts now stay behind the relay's deadline.
+test("--backend-timeout above libwebsockets' 20 s: the relay's deadline decides (504 at 22 s)", async () => {
+    const port = await listenSilent();
+    const relay = await startRelay(["--hub", `stuck=http://127.0.0.1:${port}/chat`, "--backend-timeout", "22"]);
+    try {
+        const started = Date.now();
+        const res = await httpRequest("POST", `${relay.url}/stuck/negotiate?negotiateVersion=1`, {}, null, 60000);
+        const took = Date.now() - started;
+        assert.equal(res.status, 504, `after ${took} ms: ${res.body}`);
+        assert.equal(res.body, "The backend hub 'stuck' did not answer the negotiate within 22 s.");
+        assert.ok(took >= 21900, `answered after ${took} ms, before the timeout`);
+    } finally {
+        await relay.stop();
+    }
+});
+
 // The same backend on the relay's own backend requests (issue 10, defect 6 "on every path"): a
 // client that skips negotiation, a backend that answers the negotiate and then never the WebSocket
 // upgrade, and a legacy connection's hub link. Each fails after --backend-timeout (lws' own 20 s

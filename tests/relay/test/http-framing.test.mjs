@@ -15,12 +15,25 @@ import { describe, it } from "../../lib/test.mjs";
 import assert from "node:assert/strict";
 import net from "node:net";
 import fs from "node:fs";
-import { RELAY_URL, BACKEND_URL, TIMEOUT_MS, metrics, pollUntil, withTimeout } from "../lib.mjs";
+import { RELAY_URL, BACKEND_URL, TIMEOUT_MS, httpRequest, metrics, pollUntil, sleep, withTimeout } from "../lib.mjs";
 import { startRelay } from "../../lib/process.mjs";
 
 // Sends bytes on a fresh connection and reads until the peer closes it (or TIMEOUT_MS / 2 passes:
 // then closed is false; with answerOnly, until the first whole response). Returns { status,
 // headers, body, closed, responses } (the first response; responses counts the status lines seen).
+// bytes may be an array of pieces: each is written on its own, PIECE_GAP_MS after the last (no
+// Nagle), so that they arrive as separate segments (the input's shape, not a synchronisation); a
+// number in it is a longer pause.
+const PIECE_GAP_MS = 10;
+async function writePieces(socket, pieces) {
+    for (const piece of pieces) {
+        if (socket.destroyed) return;
+        if (typeof piece === "number") { await sleep(piece); continue; } // a longer pause, in ms
+        socket.write(piece);
+        await sleep(PIECE_GAP_MS);
+    }
+}
+
 function exchange(base, bytes, { answerOnly = false } = {}) {
     const { hostname, port } = new URL(base);
     return withTimeout(new Promise((resolve, reject) => {
@@ -45,9 +58,12 @@ function exchange(base, bytes, { answerOnly = false } = {}) {
             resolve({ status: Number(head[0].split(" ")[1]), headers, body: text.slice(end + 4, end + 4 + length), closed,
                 responses: (text.match(/^HTTP\/1\.[01] \d{3}/gm) ?? []).length });
         };
-        // the relay or Kestrel keeping the connection open this long means it is waiting for more
-        const timer = setTimeout(() => finish(false), TIMEOUT_MS / 2);
-        socket.on("connect", () => socket.write(bytes));
+        // the relay or Kestrel keeping the connection open this long (after the last byte) means it
+        // is waiting for more
+        let timer;
+        const wait = () => { if (!settled) timer = setTimeout(() => finish(false), TIMEOUT_MS / 2); };
+        socket.setNoDelay(true);
+        socket.on("connect", () => (Array.isArray(bytes) ? writePieces(socket, bytes).then(wait) : (socket.write(bytes), wait())));
         socket.on("data", (chunk) => {
             data = Buffer.concat([data, chunk]);
             const text = data.toString("latin1");
@@ -58,7 +74,54 @@ function exchange(base, bytes, { answerOnly = false } = {}) {
         socket.on("end", () => finish(true));
         socket.on("close", () => finish(true));
         socket.on("error", (e) => (e.code === "ECONNRESET" ? finish(true) : reject(e)));
-    }), TIMEOUT_MS, "raw HTTP exchange");
+    }), Array.isArray(bytes) ? TIMEOUT_MS * 2 : TIMEOUT_MS, "raw HTTP exchange");
+}
+
+// On one connection: a request the relay answers and keeps the connection for (GET /signalr/ping;
+// Kestrel: GET /health), then `second` once that answer is whole. Returns what exchange does for
+// the answer to `second` (status 0: the connection closed without one).
+function keptAlive(base, second) {
+    const { hostname, port } = new URL(base);
+    const first = `GET ${base === BACKEND_URL ? "/health" : "/signalr/ping"} HTTP/1.1\r\nHost: ${hostname}\r\n\r\n`;
+    return withTimeout(new Promise((resolve, reject) => {
+        const socket = net.connect(Number(port), hostname);
+        socket.setNoDelay(true);
+        let data = Buffer.alloc(0);
+        let firstLength = -1; // bytes of the first answer, once whole
+        let settled = false;
+        const finish = (closed) => {
+            if (settled) return;
+            settled = true;
+            socket.destroy();
+            const text = data.toString("latin1").slice(Math.max(firstLength, 0));
+            const end = text.indexOf("\r\n\r\n");
+            if (firstLength < 0 || end < 0) return resolve({ status: 0, headers: {}, body: "", closed, responses: 0, first: firstLength >= 0 });
+            const head = text.slice(0, end).split("\r\n");
+            const headers = {};
+            for (const line of head.slice(1)) {
+                const colon = line.indexOf(":");
+                headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
+            }
+            const length = Number(headers["content-length"] ?? 0);
+            resolve({ status: Number(head[0].split(" ")[1]), headers, body: text.slice(end + 4, end + 4 + length), closed,
+                responses: (text.match(/^HTTP\/1\.[01] \d{3}/gm) ?? []).length, first: true });
+        };
+        socket.on("connect", () => socket.write(first));
+        socket.on("data", (chunk) => {
+            data = Buffer.concat([data, chunk]);
+            if (firstLength >= 0) return;
+            const text = data.toString("latin1");
+            const end = text.indexOf("\r\n\r\n");
+            const length = /\r\ncontent-length: *(\d+)/i.exec(text.slice(0, end))?.[1];
+            if (end < 0 || length === undefined || data.length < end + 4 + Number(length)) return;
+            firstLength = end + 4 + Number(length);
+            if (Array.isArray(second)) writePieces(socket, second);
+            else socket.write(second);
+        });
+        socket.on("end", () => finish(true));
+        socket.on("close", () => finish(true));
+        socket.on("error", (e) => (e.code === "ECONNRESET" || e.code === "EPIPE" ? finish(true) : reject(e)));
+    }), TIMEOUT_MS * 2, "kept-alive HTTP exchange");
 }
 
 const negotiateHead = (base, headers) =>
@@ -200,6 +263,56 @@ describe("request size limits", () => {
         await assertRefused(await exchange(RELAY_URL, get(RELAY_URL, target)), 414, "relay");
     });
 
+    // A head that arrives in more pieces than the relay looks at one by one (64) went to lws as it
+    // was, and lws closed an oversized one without an answer; the relay now keeps looking (on a
+    // clock) until it is whole or too large. 100 pieces, 10 ms apart.
+    const pieces = (text, n) => Array.from({ length: n }, (_, i) => text.slice(Math.floor(i * text.length / n),
+        Math.floor((i + 1) * text.length / n)));
+    it("a 60 KB Cookie header in 100 pieces: 431 and closed, as Kestrel", async () => {
+        const cookie = `Cookie: c=${"b".repeat(60000)}\r\n`;
+        await assertRefused(await exchange(BACKEND_URL, pieces(get(BACKEND_URL, "/chat/negotiate", cookie), 100)), 431, "Kestrel");
+        const before = (await metrics()).requests_refused_total;
+        await assertRefused(await exchange(RELAY_URL, pieces(get(RELAY_URL, "/chat/negotiate", cookie), 100)), 431, "relay");
+        assert.equal((await metrics()).requests_refused_total, before + 1, "the refusal is counted");
+    });
+
+    it("a head within the limits in 100 pieces is served, as by Kestrel", async () => {
+        const referer = `Referer: http://x/${"b".repeat(6000)}\r\nConnection: close\r\n`;
+        assert.equal((await exchange(BACKEND_URL, pieces(get(BACKEND_URL, "/health", referer), 100))).status, 200, "Kestrel");
+        const res = await exchange(RELAY_URL, pieces(get(RELAY_URL, "/signalr/ping", referer), 100));
+        assert.equal(res.status, 200, res.body);
+    });
+
+    // A kept-alive connection's later heads went to lws directly, which closed those it could not hold
+    // without an answer (status 0 here); the relay now reads them first too (relay/next_head.c).
+    it("the second request on a kept-alive connection with a 60 KB Cookie: 431 and closed, as Kestrel", async () => {
+        const second = (base) => get(base, "/chat/negotiate", `Cookie: c=${"b".repeat(60000)}\r\n`);
+        await assertRefused(await keptAlive(BACKEND_URL, second(BACKEND_URL)), 431, "Kestrel");
+        const before = (await metrics()).requests_refused_total;
+        await assertRefused(await keptAlive(RELAY_URL, second(RELAY_URL)), 431, "relay");
+        assert.equal((await metrics()).requests_refused_total, before + 1, "the refusal is counted");
+    });
+
+    it("the second request on a kept-alive connection with a 60 KB request line: 414 and closed, as Kestrel", async () => {
+        const second = (base) => get(base, `/chat/negotiate?pad=${"a".repeat(60000)}`);
+        await assertRefused(await keptAlive(BACKEND_URL, second(BACKEND_URL)), 414, "Kestrel");
+        await assertRefused(await keptAlive(RELAY_URL, second(RELAY_URL)), 414, "relay");
+    });
+
+    it("the second request on a kept-alive connection with 92 known headers: 431 with a reason", async () => {
+        const headers = Array.from({ length: 92 }, (_, i) => `Accept-Language: x${i}\r\n`).join("");
+        const res = await keptAlive(RELAY_URL, get(RELAY_URL, "/signalr/ping", headers));
+        await assertRefused(res, 431, "relay, 92 known headers");
+        assert.match(res.body, /more query arguments and headers than the relay reads/);
+    });
+
+    it("the second request on a kept-alive connection, within the limits and in 100 pieces, is served", async () => {
+        const referer = `Referer: http://x/${"b".repeat(6000)}\r\nConnection: close\r\n`;
+        const res = await keptAlive(RELAY_URL, pieces(get(RELAY_URL, "/signalr/ping", referer), 100));
+        assert.equal(res.status, 200, res.body);
+        assert.equal(res.closed, true);
+    });
+
     // lws keeps the path, each query argument and each header it knows by name in one table of 95
     // entries: 90 arguments (with Host and Connection) fit, 91 do not. Kestrel serves both; the relay
     // serves what lws holds and answers the rest 431 with a reason.
@@ -231,6 +344,45 @@ describe("request size limits", () => {
 });
 
 describe("request limits from the flags", () => {
+    // A body the relay reads (a Core POST of messages, a legacy /send) that stops arriving waited
+    // under libwebsockets' own 20 s and was then closed without an answer; it is on the wheel now:
+    // no byte for --header-timeout, 408 with a reason (Kestrel answers a body that arrives too
+    // slowly with 408 too: MinRequestBodyDataRate). A slow body that keeps coming is read.
+    it("a request body that stops arriving: 408 after --header-timeout, closed; one that keeps coming is served", async () => {
+        const relay = await startRelay(["--hub", `chat=${BACKEND_URL}/chat`, "--header-timeout", "1"]);
+        try {
+            const { host } = new URL(relay.url);
+            const post = (target, body) => `POST ${target} HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/x-www-form-urlencoded\r\n` +
+                `Content-Length: ${body.length}\r\n\r\n`;
+            const body = "data=" + "x".repeat(95);
+            // a Core session on Server-Sent Events, so that its POST reads a body (an unknown id is 404 at once)
+            const { connectionToken } = JSON.parse((await httpRequest("POST", `${relay.url}/chat/negotiate?negotiateVersion=1`)).body);
+            const sse = net.connect(Number(new URL(relay.url).port), "127.0.0.1");
+            sse.on("error", () => {});
+            const streaming = new Promise((resolve) => sse.once("data", resolve));
+            sse.write(`GET /chat?id=${encodeURIComponent(connectionToken)} HTTP/1.1\r\nHost: ${host}\r\nAccept: text/event-stream\r\n\r\n`);
+            await withTimeout(streaming, TIMEOUT_MS, "the event stream's head");
+            const coreTarget = `/chat?id=${encodeURIComponent(connectionToken)}`;
+            for (const target of [coreTarget, "/signalr/send?transport=serverSentEvents&connectionToken=x"]) {
+                const started = Date.now();
+                const res = await exchange(relay.url, post(target, body) + body.slice(0, 10));
+                await assertRefused(res, 408, `${target}, half a body`);
+                assert.match(res.body, /request body stopped arriving/);
+                assert.ok(Date.now() - started >= 900, `${target}: answered after ${Date.now() - started} ms, before the timeout`);
+            }
+            // the whole body in four pieces, 300 ms apart (each within the 1 s): read, and answered by the route
+            const slow = [post("/signalr/send?transport=serverSentEvents&connectionToken=x", body), body.slice(0, 30),
+                body.slice(30, 60), body.slice(60)];
+            const res = await exchange(relay.url, slow.flatMap((piece) => [piece, 300]));
+            assert.notEqual(res.status, 408, res.body);
+            assert.ok(res.status >= 400 && res.status < 500, `the route's own answer: ${res.status} ${res.body}`);
+            assert.equal((await metrics(relay.url)).requests_refused_total, 2);
+            sse.destroy();
+        } finally {
+            await relay.stop();
+        }
+    });
+
     it("--max-request-line, --max-request-headers and --header-timeout: 414, 431, a close; refusals logged at most 10 a window", async () => {
         const relay = await startRelay(["--hub", `chat=${BACKEND_URL}/chat`, "--max-request-line", "2K",
             "--max-request-headers", "4K", "--header-timeout", "1"]);
@@ -252,12 +404,19 @@ describe("request limits from the flags", () => {
             // a connection that sends nothing is closed without a word, as Kestrel does
             const idle = await exchange(relay.url, "");
             assert.deepEqual([idle.status, idle.closed], [0, true], "an idle connection is closed without an answer");
+            // the same on a kept-alive connection's second request (lws closed it without an answer)
+            const slowSecond = await keptAlive(relay.url, `GET /signalr/ping HTTP/1.1\r\nHost: ${host}\r\nX-Slow: 1\r\n`);
+            await assertRefused(slowSecond, 408, "a second request's headers that never end");
+            assert.match(slowSecond.body, /Request Timeout/);
+            const idleSecond = await keptAlive(relay.url, "");
+            assert.deepEqual([idleSecond.first, idleSecond.status, idleSecond.closed], [true, 0, true],
+                "an idle kept-alive connection is closed without an answer");
 
             // a burst of refusals: every one counted, at most 10 logged in one window
             for (let i = 0; i < 13; i++)
                 await assertRefused(await exchange(relay.url, get("/chat", "Content-Length: -1\r\n")), 400, `refusal ${i}`);
             const m = await metrics(relay.url);
-            assert.equal(m.requests_refused_total, 16);
+            assert.equal(m.requests_refused_total, 17);
             const lines = await pollUntil(() => fs.readFileSync(relay.log, "utf8").split("\n").filter((l) => l.includes("refused a request")),
                 (l) => l.length >= 10, "refusal log lines");
             assert.equal(lines.length, 10, lines.join("\n"));

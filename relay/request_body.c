@@ -1,0 +1,111 @@
+/* request_body.c - the deadline of a request body the relay reads, on the timer wheel (see request_body.h). */
+#include "relay/request_body.h"
+
+#include <stdlib.h>
+
+#include "containers/timer_wheel.h"
+
+#include "relay/clock.h"
+#include "relay/config.h"
+#include "relay/http.h"
+#include "relay/loop.h"
+
+/* One request whose body is awaited. */
+struct request_body {
+    struct dict_entry entry;  /* in request_bodies.by_wsi */
+    struct timer_entry deadline;
+    struct lws *wsi;
+    struct request_bodies *table;
+    bool late;                /* the deadline passed: answered at the next writable callback */
+};
+
+void request_bodies_init(struct request_bodies *t, struct loop *loop, const uint8_t seed[DICT_SEED_LEN])
+{
+    t->loop = loop;
+    dict_init(&t->by_wsi, seed);
+}
+
+static struct request_body *find(struct request_bodies *t, struct lws *wsi)
+{
+    struct dict_entry *e = dict_find(&t->by_wsi, span_make((const char *)&wsi, sizeof wsi));
+    return e ? list_container_of(e, struct request_body, entry) : NULL;
+}
+
+static void body_free(struct request_body *b)
+{
+    timer_cancel(&b->deadline);
+    dict_remove(&b->table->by_wsi, &b->entry);
+    free(b);
+}
+
+/* No byte for --header-timeout: the request is answered from its next writable callback (lws
+ * writes only there). Outside lws callbacks, so lws is woken. */
+static void body_late(struct timer_entry *e)
+{
+    struct request_body *b = list_container_of(e, struct request_body, deadline);
+    b->late = true;
+    lws_callback_on_writable(b->wsi);
+    lws_cancel_service(b->table->loop->lws);
+}
+
+bool request_body_announced(struct lws *wsi)
+{
+    char length[32];
+    return http_header(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH, length, sizeof length) > 0 &&
+           strtoull(length, NULL, 10) > 0;
+}
+
+void request_body_wait(struct request_bodies *t, struct lws *wsi)
+{
+    struct request_body *b = find(t, wsi);
+    if (!b) {
+        b = calloc(1, sizeof *b);
+        if (!b)
+            return; /* lws' own timeout still bounds it */
+        b->wsi = wsi;
+        b->table = t;
+        timer_entry_init(&b->deadline, body_late);
+        if (dict_insert(&t->by_wsi, &b->entry, span_make((const char *)&b->wsi, sizeof b->wsi)) != DICT_OK) {
+            free(b);
+            return;
+        }
+    }
+    timer_cancel(&b->deadline);
+    loop_timer_schedule(t->loop, &b->deadline, clock_now_ms() + t->loop->cfg->header_timeout_ms);
+}
+
+bool request_body_awaited(struct request_bodies *t, struct lws *wsi)
+{
+    return find(t, wsi) != NULL;
+}
+
+void request_body_done(struct request_bodies *t, struct lws *wsi)
+{
+    struct request_body *b = find(t, wsi);
+    if (b)
+        body_free(b);
+}
+
+bool request_body_late(struct request_bodies *t, struct lws *wsi)
+{
+    struct request_body *b = find(t, wsi);
+    if (!b || !b->late)
+        return false;
+    body_free(b);
+    return true;
+}
+
+void request_bodies_free(struct request_bodies *t)
+{
+    struct dict_iter it;
+    struct dict_entry *e;
+    dict_iter_begin(&it, &t->by_wsi);
+    while ((e = dict_iter_next(&it))) {
+        struct request_body *b = list_container_of(e, struct request_body, entry);
+        timer_cancel(&b->deadline);
+        dict_remove(&t->by_wsi, e);
+        free(b);
+    }
+    dict_iter_end(&it);
+    dict_free(&t->by_wsi);
+}
