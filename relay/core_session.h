@@ -144,6 +144,7 @@ struct core_session {
     bool hub_paused;                   /* we paused the channel (the client is slow, or has not acked) */
     bool stateful_offered;             /* negotiate answered useStatefulReconnect: true */
     bool client_closed;                /* the client's WebSocket Close frame came */
+    enum wsmsg_close_state ws_close;   /* WebSockets: the relay's lingering close (relay/wsmsg.h) */
     bool pinged_last;                  /* the last message to the client was the relay's own Ping */
     struct core_stateful *stateful;    /* stateful reconnect (relay/core_stateful.c), or NULL */
     char connection_id[48];            /* for logs: the hub's id, or "-" */

@@ -33,13 +33,12 @@ const struct core_transport core_ws_transport = {
 
 int core_session_writeable(struct core_session *s)
 {
+    if (s->ws_close != WSMSG_CLOSE_NONE) /* the Close is out: nothing more is written */
+        return wsmsg_close_lingering(s->wsi, &s->ws_close);
     if (!wsmsg_flush(s->wsi, &s->to_client))
         return -1;
     core_session_sent(s);
-    if (s->state == CORE_CLOSING && msg_queue_is_empty(&s->to_client) && !lws_partial_buffered(s->wsi)) {
-        lws_close_reason(s->wsi, LWS_CLOSE_STATUS_NORMAL, NULL, 0);
-        capture_ws_server_close(s->wsi, LWS_CLOSE_STATUS_NORMAL, NULL);
-        return -1;
-    }
+    if (s->state == CORE_CLOSING && msg_queue_is_empty(&s->to_client) && !lws_partial_buffered(s->wsi))
+        return wsmsg_close_lingering(s->wsi, &s->ws_close); /* kept open until the client goes */
     return 0;
 }

@@ -478,6 +478,7 @@ void legacy_session_end_channel(struct legacy_session *s)
         lws_set_timeout(s->wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
         msg_queue_clear(&s->to_client);
         s->wsi = NULL;
+        s->ws_close = WSMSG_CLOSE_NONE;
         s->channel_live = false;
         s->client_paused = false; /* the new socket is read from the start */
         pause_links(s, false);    /* and nothing waits for it yet */
@@ -566,6 +567,8 @@ int legacy_session_writeable(struct legacy_session *s, struct lws *wsi)
         return s->closing && msg_queue_is_empty(&s->to_client) && !lws_partial_buffered(wsi)
                    ? (capture_http_stream_end(wsi), -1) : 0; /* the relay ends the stream */
     }
+    if (s->ws_close != WSMSG_CLOSE_NONE) /* the Close is out: nothing more is written */
+        return wsmsg_close_lingering(wsi, &s->ws_close);
     if (s->ping_due && !lws_partial_buffered(wsi)) {
         /* Not empty: lws passes only non-empty pongs up to LWS_CALLBACK_RECEIVE_PONG. */
         unsigned char ping[LWS_PRE + 2] = { [LWS_PRE] = 's', [LWS_PRE + 1] = 'r' };
@@ -577,11 +580,8 @@ int legacy_session_writeable(struct legacy_session *s, struct lws *wsi)
         return -1;
     if (s->links_paused && s->to_client.bytes <= s->loop->cfg->max_buffered_bytes / 2)
         pause_links(s, false);
-    if (s->closing && msg_queue_is_empty(&s->to_client) && !lws_partial_buffered(wsi)) {
-        lws_close_reason(wsi, LWS_CLOSE_STATUS_NORMAL, NULL, 0);
-        capture_ws_server_close(wsi, LWS_CLOSE_STATUS_NORMAL, NULL);
-        return -1;
-    }
+    if (s->closing && msg_queue_is_empty(&s->to_client) && !lws_partial_buffered(wsi))
+        return wsmsg_close_lingering(wsi, &s->ws_close); /* kept open until the client goes */
     return 0;
 }
 
@@ -590,6 +590,7 @@ void legacy_session_channel_closed(struct legacy_session *s, struct lws *wsi)
     if (s->wsi != wsi)
         return;
     s->wsi = NULL;
+    s->ws_close = WSMSG_CLOSE_NONE;
     s->channel_live = false;
     s->client_paused = false;
     msg_queue_clear(&s->to_client);

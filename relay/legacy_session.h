@@ -143,6 +143,7 @@ struct legacy_session {
     bool links_paused;               /* the links paused: the queue toward the client is full */
     bool closing;                    /* ended: flushing the last frames, then gone */
     uint64_t close_deadline_ms;      /* closing: the sockets still open then are closed */
+    enum wsmsg_close_state ws_close; /* the WebSocket's lingering close (relay/wsmsg.h) */
     struct capture_file *capture;    /* --capture: the file this connection records into, or NULL */
 };
 

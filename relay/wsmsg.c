@@ -6,6 +6,7 @@
 #include <libwebsockets.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "relay/capture.h"
 #include "relay/log.h"
@@ -175,6 +176,34 @@ int wsmsg_close_invalid_payload(struct lws *wsi)
     lws_close_reason(wsi, LWS_CLOSE_STATUS_INVALID_PAYLOAD, (unsigned char *)reason, sizeof reason - 1);
     capture_ws_server_close(wsi, LWS_CLOSE_STATUS_INVALID_PAYLOAD, reason);
     return -1;
+}
+
+/* lws' own write type for a Close frame: lws 4.1.6 keeps it out of its public headers
+ * (lib/roles/ws/private-lib-roles-ws.h: LWS_WRITE_CLOSE 4) and writes a Close only on its way to
+ * closing the descriptor, which is what the lingering close must not do. */
+#define WSMSG_LWS_WRITE_CLOSE ((enum lws_write_protocol)4)
+
+int wsmsg_close_lingering(struct lws *wsi, enum wsmsg_close_state *state)
+{
+    if (*state == WSMSG_CLOSE_NONE) {
+        unsigned char frame[LWS_PRE + 2] = { [LWS_PRE] = LWS_CLOSE_STATUS_NORMAL >> 8,
+                                             [LWS_PRE + 1] = LWS_CLOSE_STATUS_NORMAL & 0xff };
+        capture_ws_server_close(wsi, LWS_CLOSE_STATUS_NORMAL, NULL);
+        if (lws_write(wsi, frame + LWS_PRE, 2, WSMSG_LWS_WRITE_CLOSE) < 0)
+            return -1;
+        *state = WSMSG_CLOSE_SENT;
+    }
+    if (*state == WSMSG_CLOSE_SENT) {
+        if (lws_partial_buffered(wsi)) {
+            lws_callback_on_writable(wsi); /* lws writes the rest first, then calls back */
+            return 0;
+        }
+        /* Only the write side: the kernel still delivers what it holds, then sends a FIN. A
+         * failure (the client already went) leaves the rest to lws' read of the socket. */
+        (void)shutdown(lws_get_socket_fd(wsi), SHUT_WR);
+        *state = WSMSG_CLOSE_LINGERING;
+    }
+    return 0;
 }
 
 void wsmsg_pause_reading(struct lws *wsi, bool *paused, struct loop *loop)

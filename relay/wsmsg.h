@@ -79,6 +79,29 @@ struct wsmsg *wsmsg_receive(struct wsmsg **partial, struct lws *wsi, const void 
  * RECEIVE callback returns what this returns (-1: lws closes it). */
 int wsmsg_close_invalid_payload(struct lws *wsi);
 
+/* The relay's own close of a client WebSocket, done as a lingering close
+ * (nginx's lingering_close, Kestrel's): the Close frame (1000) is written
+ * behind everything already sent, then, once lws holds none of it, the
+ * socket is shut down for writing (the kernel sends what it still holds, then
+ * a FIN) and stays open: lws keeps reading it and the session discards what
+ * the client sends, until the client closes (its Close frame or EOF: lws then
+ * closes the socket) or the session's closing deadline
+ * (RELAY_CLOSE_TIMEOUT_MS, on the wheel) closes it. Closing the descriptor at
+ * once instead would let the client's next bytes (its ping) meet a closed
+ * socket: the kernel answers with a reset, and a client that had paused
+ * reading loses every message and the Close still in its buffers. */
+enum wsmsg_close_state {
+    WSMSG_CLOSE_NONE,     /* the relay has not closed this WebSocket */
+    WSMSG_CLOSE_SENT,     /* its Close frame is written; lws may hold part of it */
+    WSMSG_CLOSE_LINGERING /* shut down for writing; reading until the client goes */
+};
+
+/* From the WRITEABLE callback once nothing is queued and nothing is partly
+ * written: advances *state (see above). Returns what the callback returns: 0
+ * (the socket stays, lingering or flushing the Close), -1 when the write
+ * failed (lws closes it). */
+int wsmsg_close_lingering(struct lws *wsi, enum wsmsg_close_state *state);
+
 /* Flow control on the reading side: stops reading wsi (counted in
  * flow_control_pauses) / reads it again; *paused remembers which. wsi may be
  * NULL (nothing to pause). */
