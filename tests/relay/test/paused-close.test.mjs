@@ -17,7 +17,7 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import http from "node:http";
 import { startRelay } from "../../lib/process.mjs";
-import { RS, WebSocket, closeServer, listen, metrics, pollUntil, withTimeout } from "../lib.mjs";
+import { RS, WebSocket, closeServer, httpRequest, legacyConnectionData, listen, metrics, pollUntil, withTimeout } from "../lib.mjs";
 
 const KB = 512;
 const COUNT = 2;          // 1 MiB in flight: all of it in the kernel's buffers, the relay's queue empty
@@ -159,6 +159,51 @@ test("a Core client that reads is closed as soon as it answers the Close, not at
             "the session released", BOUND_MS, 100);
         // Held until the deadline, the session would have logged that its client did not take its last messages.
         assert.doesNotMatch(fs.readFileSync(relay.log, "utf8"), /did not take its last messages/);
+    } finally {
+        await relay.stop();
+        await backend.close();
+    }
+});
+
+// A legacy (ASP.NET SignalR 2.x) WebSocket client of hub "chat" on the relay: negotiate, /connect,
+// /start; counts the "big" client calls and keeps the error frame ({E: ...}).
+async function legacyClient(relay) {
+    const base = `${relay.url}/signalr`;
+    const data = legacyConnectionData("chat");
+    const neg = await httpRequest("GET", `${base}/negotiate?clientProtocol=2.1&connectionData=${data}`);
+    assert.equal(neg.status, 200, neg.body);
+    const query = `transport=webSockets&clientProtocol=2.1&connectionToken=${encodeURIComponent(JSON.parse(neg.body).ConnectionToken)}` +
+        `&connectionData=${data}`;
+    const ws = new WebSocket(`${base.replace(/^http/, "ws")}/connect?${query}`, { perMessageDeflate: false });
+    const got = { messages: 0, error: null };
+    ws.on("message", (raw) => {
+        const frame = JSON.parse(raw.toString("utf8"));
+        for (const m of frame.M ?? []) if (m.M === "big") got.messages++;
+        if (frame.E) got.error = frame.E;
+    });
+    const closed = new Promise((r) => ws.on("close", (code) => r(code)));
+    ws.on("error", () => {});
+    await withTimeout(new Promise((r, j) => { ws.once("open", r); ws.once("error", j); }), 10000, "legacy connect");
+    const started = await httpRequest("GET", `${base}/start?${query}`);
+    assert.equal(started.status, 200, started.body);
+    let id = 0;
+    const send = (method) => ws.send(JSON.stringify({ H: "chat", M: method, A: [], I: String(id++) }));
+    return { ws, got, closed, send, clientPort: ws._socket.localPort };
+}
+
+test("a paused legacy WebSocket client whose backend drops gets every message already sent and the close once it reads again", async () => {
+    const backend = await standInBackend();
+    const relay = await startRelay(["--hub", `chat=${backend.url}/chat`]);
+    try {
+        const client = await legacyClient(relay);
+        await pausedWithDataInFlight(relay, client);
+        await new Promise((r, j) => client.ws.send(JSON.stringify({ H: "chat", M: "Echo", A: [], I: "99" }), (e) => (e ? j(e) : r())));
+        await pollUntil(async () => tcpSide(client.clientPort, relay.port), (side) => side === null || side.sendQueue === 0,
+            "the relay's side to take the client's message", BOUND_MS, 50);
+        client.ws._socket.resume();
+        const code = await withTimeout(client.closed, BOUND_MS, "the client's close");
+        assert.deepEqual({ messages: client.got.messages, code, error: client.got.error !== null },
+            { messages: COUNT, code: 1000, error: true });
     } finally {
         await relay.stop();
         await backend.close();
