@@ -536,6 +536,8 @@ static void handle_client_message(struct core_session *s, struct wsmsg *m)
 int core_session_receive(struct core_session *s, const void *in, size_t len)
 {
     s->last_received_ms = clock_now_ms();
+    if (s->ws_close != WSMSG_CLOSE_NONE)
+        return 0; /* after the relay's Close: read and discarded, not recorded (relay/wsmsg.h) */
     enum wsmsg_fault fault;
     struct wsmsg *whole = wsmsg_receive(&s->rx_partial, s->wsi, in, len, s->loop,
                                         config_client_message_limit(s->loop->cfg), "Core session", &fault);
