@@ -109,6 +109,22 @@ static struct core_session *proxy_open_http(void *arg, struct lws *wsi, const ch
     return s;
 }
 
+/* A negotiated token before its first GET (core_http.h's struct core_http_early). */
+static bool early_known(void *ctx, const char *token)
+{
+    return core_negotiation_known(ctx, token);
+}
+
+static unsigned early_send(void *ctx, const char *token, const void *data, size_t len)
+{
+    return core_negotiation_early_send(ctx, token, data, len);
+}
+
+static void early_take(void *ctx, const char *token, struct buf *out)
+{
+    core_negotiation_take_early(ctx, token, out);
+}
+
 static int route_http(struct relay *relay, struct lws *wsi)
 {
     char path[1024];
@@ -149,7 +165,8 @@ static int route_http(struct relay *relay, struct lws *wsi)
     if (hub->app_negotiate) /* app-negotiate hubs: clients connect at /client/ */
         return refuse_http_transport(relay, wsi, method);
     struct proxy_opener_arg arg = { relay, hub };
-    struct core_http_opener opener = { proxy_open_http, &arg };
+    struct core_http_opener opener = { proxy_open_http, &arg,
+                                       { early_known, early_send, early_take, &relay->negotiations } };
     return core_http_handle(&relay->sessions, wsi, &opener);
 }
 

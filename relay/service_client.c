@@ -295,6 +295,6 @@ int service_client_http(struct service *svc, struct core_sessions *sessions, str
     /* Server-Sent Events and long polling: a known token is its session's;
      * a new one is verified as the WebSocket upgrade is. */
     struct service_opener_arg arg = { svc, sessions };
-    struct core_http_opener opener = { open_http, &arg };
+    struct core_http_opener opener = { .open = open_http, .arg = &arg }; /* service mode: no early sends yet */
     return core_http_handle(sessions, wsi, &opener);
 }
