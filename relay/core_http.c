@@ -155,9 +155,9 @@ static int post_answer(struct core_sessions *table, struct core_http_post *post,
     return http_respond_text(cfg_of(table), wsi, status, text);
 }
 
-static bool early_known(const struct core_http_early *early, const char *token)
+static bool early_known(const struct core_http_early *early, struct lws *wsi, const char *token)
 {
-    return early->known && early->known(early->ctx, token);
+    return early->known && early->known(early->ctx, wsi, token);
 }
 
 static int handle_post(struct core_sessions *table, struct lws *wsi, const char *token,
@@ -165,7 +165,7 @@ static int handle_post(struct core_sessions *table, struct lws *wsi, const char 
 {
     const struct relay_config *cfg = cfg_of(table);
     struct core_session *s = core_sessions_find(table, token);
-    if (!s && !early_known(&opener->early, token))
+    if (!s && !early_known(&opener->early, wsi, token))
         return http_respond_text(cfg, wsi, 404, TEXT_NO_CONNECTION);
     if (s && s->transport->kind == CORE_TRANSPORT_WEBSOCKETS)
         return http_respond_text(cfg, wsi, 405, "POST requests are not allowed for WebSocket connections.");
@@ -249,7 +249,7 @@ static int handle_delete(struct core_sessions *table, struct lws *wsi, const cha
     const struct relay_config *cfg = cfg_of(table);
     struct core_session *s = core_sessions_find(table, token);
     if (!s) /* no GET yet: the server's connection has no transport, not long polling */
-        return early_known(&opener->early, token) ? http_respond_text(cfg, wsi, 400, TEXT_NO_DELETE)
+        return early_known(&opener->early, wsi, token) ? http_respond_text(cfg, wsi, 400, TEXT_NO_DELETE)
                                                   : http_respond_text(cfg, wsi, 404, TEXT_NO_CONNECTION);
     if (s->transport->kind != CORE_TRANSPORT_LONG_POLLING)
         return http_respond_text(cfg, wsi, 400, TEXT_NO_DELETE);

@@ -39,7 +39,7 @@ struct core_transport;
  * DELETE (400, no transport yet). Whatever serves the hub keeps those bytes until the first GET.
  * All NULL: such a token is unknown until its first GET (404). ctx outlives every request. */
 struct core_http_early {
-    bool (*known)(void *ctx, const char *token);
+    bool (*known)(void *ctx, struct lws *wsi, const char *token); /* the request's credentials too */
     unsigned (*send)(void *ctx, const char *token, const void *data, size_t len); /* 200, 404, 413, 500 */
     void (*take)(void *ctx, const char *token, struct buf *out);                  /* before open */
     void *ctx;

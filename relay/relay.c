@@ -110,8 +110,9 @@ static struct core_session *proxy_open_http(void *arg, struct lws *wsi, const ch
 }
 
 /* A negotiated token before its first GET (core_http.h's struct core_http_early). */
-static bool early_known(void *ctx, const char *token)
+static bool early_known(void *ctx, struct lws *wsi, const char *token)
 {
+    (void)wsi;
     return core_negotiation_known(ctx, token);
 }
 
