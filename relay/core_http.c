@@ -73,6 +73,16 @@ static void feed_early(struct core_sessions *table, const char *token, struct bu
     buf_free(early);
 }
 
+void core_http_read_early(struct core_session *s)
+{
+    if (!s->pending || !s->pending->early.len)
+        return;
+    struct buf early = s->pending->early;
+    buf_init(&s->pending->early);
+    core_session_client_data(s, early.data, early.len); /* s may be gone after */
+    buf_free(&early);
+}
+
 /* The first GET of a token: the session starts. SSE: the stream is this
  * request from now on. Long polling: this poll is answered 200 at once,
  * empty, as the server answers a connection's first poll. */

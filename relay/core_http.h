@@ -96,6 +96,8 @@ void core_http_request_free(struct core_http_request *req, struct loop *loop);
 /* The session lets go of its requests (it is being freed): a held poll
  * answers 204, a held POST 200. */
 void core_http_detach(struct core_session *s);
+/* A WebSocket session just established: it reads what its client POSTed before (pending->early). */
+void core_http_read_early(struct core_session *s);
 /* The session's disconnect_timer fired (poll timeout or disconnect timeout). */
 void core_http_timer_due(struct core_session *s);
 /* Reading the client: a POST's answer is held while the session is paused. */

@@ -260,7 +260,17 @@ static int confirm_upgrade(struct relay *relay, struct lws *wsi)
             return refused;
         }
     }
+    struct buf early; /* POSTed before this WebSocket: the session reads it once established */
+    buf_init(&early);
+    if (n) {
+        early = n->early;
+        buf_init(&n->early);
+    }
     struct core_session *s = core_session_create(&relay->sessions, wsi, &relay->endpoints[hub - relay->loop.cfg->hubs].base, n, NULL);
+    if (s)
+        s->pending->early = early;
+    else
+        buf_free(&early);
     bool registered = s && (!has_id || core_session_register(s, id.data));
     buf_free(&id);
     if (!s)
@@ -370,9 +380,10 @@ static int server_callback(struct lws *wsi, enum lws_callback_reasons reason, vo
     case LWS_CALLBACK_ESTABLISHED:
         rx_size_for_servers(relay, wsi, false);
         capture_ws_accepted(wsi);
-        if (session_of(owner))
+        if (session_of(owner)) {
             core_session_established(owner);
-        else if (role_of(owner) == WSI_ROLE_LEGACY_SESSION)
+            core_http_read_early(owner); /* POSTed before the WebSocket: read first, as on the server */
+        } else if (role_of(owner) == WSI_ROLE_LEGACY_SESSION)
             legacy_session_established(owner);
         else if (role_of(owner) == WSI_ROLE_SERVICE_SERVER)
             service_server_established(owner);

@@ -246,8 +246,8 @@ static struct core_session *open_client(struct service *svc, struct core_session
     struct core_session *s = NULL;
     if (claims && transport)
         s = core_session_create_http(sessions, wsi, &hub->endpoint, NULL, &identity, transport, token);
-    else if (claims)
-        s = core_session_create(sessions, wsi, &hub->endpoint, NULL, &identity);
+    else if (claims && (s = core_session_create(sessions, wsi, &hub->endpoint, NULL, &identity)) != NULL)
+        early_sends_take(&svc->early, span_make(token, (size_t)n), &s->pending->early, now_ms); /* read once established */
     if (s && !transport && !v0 && spent_ids_has(&svc->stateful, span_from_cstr(id), now_ms)) {
         /* Negotiate offered stateful reconnect: the client's next WebSocket finds the session by its token. */
         s->stateful_offered = true;

@@ -6,7 +6,9 @@
 import { test } from "../../lib/test.mjs";
 import assert from "node:assert/strict";
 import http from "node:http";
-import { RELAY_URL, BACKEND_URL, RS, negotiate, httpRequest, withTimeout, settledMetrics, TIMEOUT_MS } from "../lib.mjs";
+import {
+    RELAY_URL, BACKEND_URL, RS, negotiate, httpRequest, withTimeout, settledMetrics, TIMEOUT_MS, WebSocket, wsUrl,
+} from "../lib.mjs";
 
 const HANDSHAKE = `{"protocol":"json","version":1}${RS}`;
 const ECHO = `{"type":1,"invocationId":"1","target":"Echo","arguments":["early"]}${RS}`;
@@ -129,6 +131,34 @@ test("SSE: the handshake POSTed before the stream's GET is answered on the strea
         return { early, status: stream.status, handshakeAnswerFirst: stream.records.startsWith(`{}${RS}`) };
     });
     assert.deepStrictEqual(seen, { early: { status: 200, body: "" }, status: 200, handshakeAnswerFirst: true });
+    await settledMetrics();
+});
+
+// What a WebSocket for token t receives until `until` arrived (then it is closed) or it closed.
+function wsUntil(base, t, until) {
+    return withTimeout(new Promise((resolve, reject) => {
+        const ws = new WebSocket(wsUrl(base, "chat", `id=${encodeURIComponent(t)}`));
+        let data = "";
+        ws.on("message", (m) => {
+            data += m.toString();
+            if (data.includes(until)) {
+                ws.close();
+                resolve({ data, closed: false });
+            }
+        });
+        ws.on("close", (code) => resolve({ data, closed: code }));
+        ws.on("error", reject);
+    }), TIMEOUT_MS, `${until} on the WebSocket`);
+}
+
+test("WebSocket: the handshake POSTed before it is read once it opens (the client sends none on it)", async () => {
+    const seen = await sameOnBoth(async (base) => {
+        const t = await token(base);
+        const early = answer(await post(base, t, HANDSHAKE));
+        const got = await wsUntil(base, t, '"target":"welcome"');
+        return { early, handshakeAnswerFirst: got.data.startsWith(`{}${RS}`), closed: got.closed };
+    });
+    assert.deepStrictEqual(seen, { early: { status: 200, body: "" }, handshakeAnswerFirst: true, closed: false });
     await settledMetrics();
 });
 

@@ -4,7 +4,8 @@
 // and a DELETE is refused (400, no transport yet) with the connection left as it was.
 import { test } from "../../lib/test.mjs";
 import assert from "node:assert/strict";
-import { APP_URL, RELAY_URL, metrics, pollUntil } from "../lib.mjs";
+import WebSocket from "ws";
+import { APP_URL, RELAY_URL, metrics, pollUntil, withTimeout, TIMEOUT_MS } from "../lib.mjs";
 
 const T = { timeout: 60000 };
 const RS = "\x1e";
@@ -79,5 +80,29 @@ test("SSE: the handshake POSTed before the stream's GET is answered on the strea
         text += Buffer.from(value).toString("utf8");
     }
     abort.abort();
+    await pollUntil(live, (n) => n === before, "the connection's session gone");
+});
+
+test("WebSocket: the handshake POSTed before it is read once it opens (the client sends none on it)", T, async () => {
+    const before = await live();
+    const c = await negotiated("early-ws");
+    assert.deepStrictEqual(await send(c, "POST", HANDSHAKE), { status: 200, body: "" });
+    const ws = new WebSocket(c.url.replace(/^http/, "ws"), { headers: c.headers });
+    let text = "";
+    let ended = null;
+    const waiters = [];
+    const wake = () => waiters.splice(0).forEach((w) => w());
+    ws.on("message", (m) => { text += m.toString(); wake(); });
+    ws.on("close", (code) => { ended = new Error(`closed ${code}: ${JSON.stringify(text)}`); wake(); });
+    ws.on("error", (e) => { ended = e; wake(); });
+    const until = (what) => withTimeout(new Promise((resolve, reject) => {
+        const check = () => (text.includes(what) ? resolve() : ended ? reject(ended) : waiters.push(check));
+        check();
+    }), TIMEOUT_MS, what);
+    await until(`{}${RS}`);
+    assert.ok(text.startsWith(`{}${RS}`), text);
+    ws.send(ECHO);
+    await until(ECHOED);
+    ws.close();
     await pollUntil(live, (n) => n === before, "the connection's session gone");
 });
