@@ -12,6 +12,8 @@
 
 #define TEXT_NO_CONNECTION "No Connection with that ID"
 #define TEXT_CHANGE_TRANSPORT "Cannot change transports mid-connection"
+#define TEXT_NO_DELETE "Cannot terminate this connection using the DELETE endpoint."
+#define TEXT_TOO_LARGE "The message exceeded the relay's maximum message size."
 
 static const struct relay_config *cfg_of(struct core_sessions *table)
 {
@@ -61,6 +63,26 @@ static struct core_http_request *request_new(struct loop *loop, struct lws *wsi,
     return req;
 }
 
+/* What the client POSTed before this first GET: the new session reads it
+ * first, as the server's hub reads the connection's pipe once started. */
+static void feed_early(struct core_sessions *table, const char *token, struct buf *early)
+{
+    struct core_session *s = core_sessions_find(table, token);
+    if (s && early->len)
+        core_session_client_data(s, early->data, early->len);
+    buf_free(early);
+}
+
+void core_http_read_early(struct core_session *s)
+{
+    if (!s->pending || !s->pending->early.len)
+        return;
+    struct buf early = s->pending->early;
+    buf_init(&s->pending->early);
+    core_session_client_data(s, early.data, early.len); /* s may be gone after */
+    buf_free(&early);
+}
+
 /* The first GET of a token: the session starts. SSE: the stream is this
  * request from now on. Long polling: this poll is answered 200 at once,
  * empty, as the server answers a connection's first poll. */
@@ -71,25 +93,35 @@ static int open_session(struct core_sessions *table, struct lws *wsi, const char
     struct core_http_request *req = request_new(table->loop, wsi, sse);
     if (!req)
         return http_respond_text(cfg, wsi, 500, "out of memory");
+    struct buf early;
+    buf_init(&early);
+    if (opener->early.take)
+        opener->early.take(opener->early.ctx, token, &early); /* before open: it takes the negotiation */
     unsigned status = 404;
     const char *text = TEXT_NO_CONNECTION;
     struct core_session *s = opener->open(opener->arg, wsi, token, sse ? &core_sse_transport : &core_longpoll_transport,
                                           &status, &text);
     if (!s) {
         free(req);
+        buf_free(&early);
         return http_respond_text(cfg, wsi, status, text);
     }
     if (!sse) {
         free(req);
         s->first_poll_done = true;
         core_session_disconnect_at(s, clock_now_ms() + cfg->disconnect_timeout_ms);
+        feed_early(table, token, &early);
         return http_respond(cfg, wsi, 200, "application/octet-stream", "", 0);
     }
     req->session = s;
     s->request = req;
     lws_set_opaque_user_data(wsi, req);
     core_http_request_count(req, table->loop);
-    return core_sse_start(req);
+    int rc = core_sse_start(req);
+    if (rc == 0)
+        feed_early(table, token, &early);
+    buf_free(&early);
+    return rc;
 }
 
 static int handle_get(struct core_sessions *table, struct lws *wsi, const char *token,
@@ -133,13 +165,19 @@ static int post_answer(struct core_sessions *table, struct core_http_post *post,
     return http_respond_text(cfg_of(table), wsi, status, text);
 }
 
-static int handle_post(struct core_sessions *table, struct lws *wsi, const char *token)
+static bool early_known(const struct core_http_early *early, struct lws *wsi, const char *token)
+{
+    return early->known && early->known(early->ctx, wsi, token);
+}
+
+static int handle_post(struct core_sessions *table, struct lws *wsi, const char *token,
+                       const struct core_http_opener *opener)
 {
     const struct relay_config *cfg = cfg_of(table);
     struct core_session *s = core_sessions_find(table, token);
-    if (!s)
+    if (!s && !early_known(&opener->early, wsi, token))
         return http_respond_text(cfg, wsi, 404, TEXT_NO_CONNECTION);
-    if (s->transport->kind == CORE_TRANSPORT_WEBSOCKETS)
+    if (s && s->transport->kind == CORE_TRANSPORT_WEBSOCKETS)
         return http_respond_text(cfg, wsi, 405, "POST requests are not allowed for WebSocket connections.");
     struct core_http_post *post = calloc(1, sizeof *post);
     if (!post || !(post->token = strdup(token))) {
@@ -149,6 +187,7 @@ static int handle_post(struct core_sessions *table, struct lws *wsi, const char 
     post->role = WSI_ROLE_CORE_POST;
     post->wsi = wsi;
     post->table = table;
+    post->early = opener->early;
     buf_init(&post->body);
     lws_set_opaque_user_data(wsi, post);
     char length[32] = "";
@@ -163,7 +202,7 @@ int core_http_body(struct core_http_post *post, const void *in, size_t len)
         return 0; /* already refused: the rest is read and dropped */
     if (post->body.len + len > post->table->loop->cfg->max_message_bytes) {
         post->status = 413;
-        post->text = "The message exceeded the relay's maximum message size.";
+        post->text = TEXT_TOO_LARGE;
         post->table->loop->stats.protocol_errors++;
         buf_free(&post->body);
         return 0;
@@ -177,6 +216,17 @@ int core_http_body(struct core_http_post *post, const void *in, size_t len)
     return 0;
 }
 
+/* A POST for a token with no session: kept for the first GET, if the token is still pending. */
+static int early_post(struct core_sessions *table, struct core_http_post *post, struct lws *wsi)
+{
+    post->status = post->early.send ? post->early.send(post->early.ctx, post->token, post->body.data, post->body.len) : 404;
+    post->text = post->status == 200   ? ""
+                 : post->status == 404 ? TEXT_NO_CONNECTION
+                 : post->status == 413 ? TEXT_TOO_LARGE
+                                       : "out of memory";
+    return post_answer(table, post, wsi);
+}
+
 /* The whole body is in: the session takes it (it may be gone by now: 404).
  * While the hub side is full the answer waits for `drained`, as the server's
  * POST waits for room in its pipe. */
@@ -186,11 +236,8 @@ int core_http_body_done(struct core_http_post *post, struct lws *wsi)
     if (post->status)
         return post_answer(table, post, wsi);
     struct core_session *s = core_sessions_find(table, post->token);
-    if (!s) {
-        post->status = 404;
-        post->text = TEXT_NO_CONNECTION;
-        return post_answer(table, post, wsi);
-    }
+    if (!s)
+        return early_post(table, post, wsi);
     core_session_client_data(s, post->body.data, post->body.len);
     buf_free(&post->body);
     post->status = 200;
@@ -206,14 +253,16 @@ int core_http_body_done(struct core_http_post *post, struct lws *wsi)
 
 /* ----------------------------------------------------------- DELETE */
 
-static int handle_delete(struct core_sessions *table, struct lws *wsi, const char *token)
+static int handle_delete(struct core_sessions *table, struct lws *wsi, const char *token,
+                         const struct core_http_opener *opener)
 {
     const struct relay_config *cfg = cfg_of(table);
     struct core_session *s = core_sessions_find(table, token);
-    if (!s)
-        return http_respond_text(cfg, wsi, 404, TEXT_NO_CONNECTION);
+    if (!s) /* no GET yet: the server's connection has no transport, not long polling */
+        return early_known(&opener->early, wsi, token) ? http_respond_text(cfg, wsi, 400, TEXT_NO_DELETE)
+                                                  : http_respond_text(cfg, wsi, 404, TEXT_NO_CONNECTION);
     if (s->transport->kind != CORE_TRANSPORT_LONG_POLLING)
-        return http_respond_text(cfg, wsi, 400, "Cannot terminate this connection using the DELETE endpoint.");
+        return http_respond_text(cfg, wsi, 400, TEXT_NO_DELETE);
     log_conn_debug(s->connection_id, s->endpoint->name, "session: long polling ended by DELETE");
     core_session_client_gone(s); /* a waiting poll answers 204 */
     return http_respond_text(cfg, wsi, 202, "");
@@ -232,8 +281,8 @@ int core_http_handle(struct core_sessions *table, struct lws *wsi, const struct 
         return http_respond_text(cfg, wsi, 400, "Connection ID required");
     switch (method) {
     case HTTP_GET: return handle_get(table, wsi, token, opener);
-    case HTTP_POST: return handle_post(table, wsi, token);
-    default: return handle_delete(table, wsi, token);
+    case HTTP_POST: return handle_post(table, wsi, token, opener);
+    default: return handle_delete(table, wsi, token, opener);
     }
 }
 

@@ -34,10 +34,22 @@ struct core_transport;
 /* Turns the first SSE GET or poll of a token into a session (proxy mode:
  * the negotiation it names; service mode: a verified token). NULL with
  * *status and *text set (text static) when it cannot. */
+/* A token may name a connection that has no session yet (negotiated, no GET so far): ASP.NET
+ * Core takes a POST for it into the connection (its first GET's hub reads it) and refuses a
+ * DELETE (400, no transport yet). Whatever serves the hub keeps those bytes until the first GET.
+ * All NULL: such a token is unknown until its first GET (404). ctx outlives every request. */
+struct core_http_early {
+    bool (*known)(void *ctx, struct lws *wsi, const char *token); /* the request's credentials too */
+    unsigned (*send)(void *ctx, const char *token, const void *data, size_t len); /* 200, 404, 413, 500 */
+    void (*take)(void *ctx, const char *token, struct buf *out);                  /* before open */
+    void *ctx;
+};
+
 struct core_http_opener {
     struct core_session *(*open)(void *arg, struct lws *wsi, const char *token, const struct core_transport *transport,
                                  unsigned *status, const char **text);
     void *arg;
+    struct core_http_early early;
 };
 
 struct core_http_request {
@@ -58,6 +70,7 @@ struct core_http_post {
     struct lws *wsi;
     struct core_sessions *table;
     struct core_session *held_by; /* the session that holds the answer (flow control), or NULL */
+    struct core_http_early early; /* where the body goes when the token has no session yet */
     struct buf body;
     char *token;
     unsigned status;              /* the answer once known, 0 while the body arrives */
@@ -83,6 +96,8 @@ void core_http_request_free(struct core_http_request *req, struct loop *loop);
 /* The session lets go of its requests (it is being freed): a held poll
  * answers 204, a held POST 200. */
 void core_http_detach(struct core_session *s);
+/* A WebSocket session just established: it reads what its client POSTed before (pending->early). */
+void core_http_read_early(struct core_session *s);
 /* The session's disconnect_timer fired (poll timeout or disconnect timeout). */
 void core_http_timer_due(struct core_session *s);
 /* Reading the client: a POST's answer is held while the session is paused. */

@@ -62,6 +62,7 @@ void core_negotiation_free(struct negotiation *n)
     free(n->backend_connection_id);
     free(n->backend_token);
     free(n->reply_body);
+    buf_free(&n->early);
     free(n);
 }
 
@@ -285,6 +286,36 @@ struct negotiation *core_negotiation_take(struct core_negotiations *table, const
     n->in_table = false;
     timer_cancel(&n->expiry);
     return n;
+}
+
+static struct negotiation *find(struct core_negotiations *table, const char *token)
+{
+    struct dict_entry *e = dict_find(&table->by_token, span_from_cstr(token));
+    return e ? list_container_of(e, struct negotiation, entry) : NULL;
+}
+
+bool core_negotiation_known(struct core_negotiations *table, const char *token)
+{
+    return find(table, token) != NULL;
+}
+
+unsigned core_negotiation_early_send(struct core_negotiations *table, const char *token, const void *data, size_t len)
+{
+    struct negotiation *n = find(table, token);
+    if (!n)
+        return 404;
+    if (n->early.len + len > table->loop->cfg->max_message_bytes)
+        return 413;
+    return buf_append(&n->early, data, len) ? 200 : 500;
+}
+
+void core_negotiation_take_early(struct core_negotiations *table, const char *token, struct buf *out)
+{
+    struct negotiation *n = find(table, token);
+    if (!n)
+        return;
+    *out = n->early;
+    buf_init(&n->early);
 }
 
 void core_negotiations_clear(struct core_negotiations *table)

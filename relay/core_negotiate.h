@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "relay/config.h"
+#include "containers/buf.h"
 #include "containers/dict.h"
 #include "containers/timer_wheel.h"
 #include "relay/wsi_role.h"
@@ -54,6 +55,7 @@ struct negotiation {
     char *reply_body;
     size_t reply_len;
     bool in_table;
+    struct buf early;                 /* what the client POSTed before its first GET, for the session */
 };
 
 /* Handles the request on wsi (method already known). Returns the lws callback result. */
@@ -66,6 +68,17 @@ void core_negotiate_abandon(struct negotiation *n);
 /* Removes and returns the negotiation for this token, or NULL (unknown or expired).
  * The caller owns it and frees it with core_negotiation_free. */
 struct negotiation *core_negotiation_take(struct core_negotiations *table, const char *token);
+
+/* A POST or DELETE for a token negotiated but not yet opened (no GET yet). ASP.NET Core has the
+ * connection from its negotiate on and no transport yet: a POST goes into the connection's pipe,
+ * read once the first GET starts the hub; a DELETE is refused (400). So the relay keeps the
+ * bytes in the negotiation, and the first GET's session takes them (core_negotiation_take_early).
+ * core_negotiation_early_send answers 200, 404 (no such token) or 413 (more than
+ * --max-message-size waiting). */
+bool core_negotiation_known(struct core_negotiations *table, const char *token);
+unsigned core_negotiation_early_send(struct core_negotiations *table, const char *token, const void *data, size_t len);
+/* Moves the bytes POSTed before the first GET into out (empty if none or no such token). */
+void core_negotiation_take_early(struct core_negotiations *table, const char *token, struct buf *out);
 void core_negotiation_free(struct negotiation *n);
 
 #endif

@@ -30,6 +30,7 @@ static void pending_free(struct core_session *s)
         return;
     hub_client_copy_free(p->client);
     buf_free(&p->handshake);
+    buf_free(&p->early);
     free(p->hub_failure);
     free(p);
     s->pending = NULL;

@@ -104,6 +104,7 @@ struct core_pending {
     char *hub_failure;                 /* the hub is gone before the client's handshake came:
                                           the text that handshake will be answered with */
     uint64_t hub_answer_due_ms;        /* open: when the hub must have answered the handshake */
+    struct buf early;                  /* a WebSocket's: what the client POSTed before it (read once established) */
 };
 
 struct core_session {

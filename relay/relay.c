@@ -109,6 +109,23 @@ static struct core_session *proxy_open_http(void *arg, struct lws *wsi, const ch
     return s;
 }
 
+/* A negotiated token before its first GET (core_http.h's struct core_http_early). */
+static bool early_known(void *ctx, struct lws *wsi, const char *token)
+{
+    (void)wsi;
+    return core_negotiation_known(ctx, token);
+}
+
+static unsigned early_send(void *ctx, const char *token, const void *data, size_t len)
+{
+    return core_negotiation_early_send(ctx, token, data, len);
+}
+
+static void early_take(void *ctx, const char *token, struct buf *out)
+{
+    core_negotiation_take_early(ctx, token, out);
+}
+
 static int route_http(struct relay *relay, struct lws *wsi)
 {
     char path[1024];
@@ -149,7 +166,8 @@ static int route_http(struct relay *relay, struct lws *wsi)
     if (hub->app_negotiate) /* app-negotiate hubs: clients connect at /client/ */
         return refuse_http_transport(relay, wsi, method);
     struct proxy_opener_arg arg = { relay, hub };
-    struct core_http_opener opener = { proxy_open_http, &arg };
+    struct core_http_opener opener = { proxy_open_http, &arg,
+                                       { early_known, early_send, early_take, &relay->negotiations } };
     return core_http_handle(&relay->sessions, wsi, &opener);
 }
 
@@ -242,7 +260,17 @@ static int confirm_upgrade(struct relay *relay, struct lws *wsi)
             return refused;
         }
     }
+    struct buf early; /* POSTed before this WebSocket: the session reads it once established */
+    buf_init(&early);
+    if (n) {
+        early = n->early;
+        buf_init(&n->early);
+    }
     struct core_session *s = core_session_create(&relay->sessions, wsi, &relay->endpoints[hub - relay->loop.cfg->hubs].base, n, NULL);
+    if (s)
+        s->pending->early = early;
+    else
+        buf_free(&early);
     bool registered = s && (!has_id || core_session_register(s, id.data));
     buf_free(&id);
     if (!s)
@@ -352,9 +380,10 @@ static int server_callback(struct lws *wsi, enum lws_callback_reasons reason, vo
     case LWS_CALLBACK_ESTABLISHED:
         rx_size_for_servers(relay, wsi, false);
         capture_ws_accepted(wsi);
-        if (session_of(owner))
+        if (session_of(owner)) {
             core_session_established(owner);
-        else if (role_of(owner) == WSI_ROLE_LEGACY_SESSION)
+            core_http_read_early(owner); /* POSTed before the WebSocket: read first, as on the server */
+        } else if (role_of(owner) == WSI_ROLE_LEGACY_SESSION)
             legacy_session_established(owner);
         else if (role_of(owner) == WSI_ROLE_SERVICE_SERVER)
             service_server_established(owner);

@@ -21,6 +21,7 @@ bool service_init(struct service *svc, struct loop *loop, const uint8_t seed[DIC
     memcpy(svc->seed, seed, DICT_SEED_LEN);
     spent_ids_init(&svc->spent, seed);
     spent_ids_init(&svc->stateful, seed);
+    early_sends_init(&svc->early, seed);
     const struct relay_config *cfg = loop->cfg;
     if (cfg->service_key_count == 0)
         return true;
@@ -62,6 +63,7 @@ void service_free(struct service *svc)
     }
     spent_ids_free(&svc->spent);
     spent_ids_free(&svc->stateful);
+    early_sends_free(&svc->early);
     free(svc->keys);
     svc->keys = NULL;
     token_key_clear(&svc->token_key);

@@ -26,6 +26,7 @@
 #include "containers/span.h"
 #include "hub/conn_token.h"
 #include "hub/service_hub.h"
+#include "hub/early_sends.h"
 #include "hub/spent_ids.h"
 #include "relay/hub_channel.h"
 #include "relay/loop.h"
@@ -96,6 +97,7 @@ struct service {
     struct token_key token_key;     /* signs the connection tokens of /client/negotiate */
     struct spent_ids spent;         /* client ids that opened once: never again while their token lasts */
     struct spent_ids stateful;      /* client ids whose negotiate offered stateful reconnect, while their token lasts */
+    struct early_sends early;       /* what clients POSTed before their first SSE GET or poll, while their token lasts */
     uint8_t seed[DICT_SEED_LEN];
     struct list_node hubs;          /* struct service_hub.link */
     size_t hub_count;

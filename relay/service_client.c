@@ -160,7 +160,8 @@ struct hub_claim *service_client_claims(const struct svc_token *t, char **storag
  * (id=, for this hub and this user, not stale). NULL with *status and *text
  * set when refused; else the session, made by transport (NULL: a WebSocket). */
 static struct core_session *open_client(struct service *svc, struct core_sessions *sessions, struct lws *wsi,
-                                        const struct core_transport *transport, unsigned *status, const char **text)
+                                        const struct core_transport *transport, unsigned *status, const char **text,
+                                        bool dry_run)
 {
     const struct relay_config *cfg = svc->loop->cfg;
     struct service_hub *hub;
@@ -225,6 +226,12 @@ static struct core_session *open_client(struct service *svc, struct core_session
         *text = "No Connection with that ID";
         return NULL;
     }
+    if (dry_run) { /* a POST or DELETE before the first GET: the connection could open */
+        svc_token_free(&t);
+        *status = 200;
+        *text = "";
+        return NULL;
+    }
     if (!spent_ids_add(&svc->spent, span_from_cstr(id), now_ms + cfg->negotiate_ttl_ms + 2000u, now_ms)) {
         svc_token_free(&t);
         *status = 500;
@@ -239,8 +246,8 @@ static struct core_session *open_client(struct service *svc, struct core_session
     struct core_session *s = NULL;
     if (claims && transport)
         s = core_session_create_http(sessions, wsi, &hub->endpoint, NULL, &identity, transport, token);
-    else if (claims)
-        s = core_session_create(sessions, wsi, &hub->endpoint, NULL, &identity);
+    else if (claims && (s = core_session_create(sessions, wsi, &hub->endpoint, NULL, &identity)) != NULL)
+        early_sends_take(&svc->early, span_make(token, (size_t)n), &s->pending->early, now_ms); /* read once established */
     if (s && !transport && !v0 && spent_ids_has(&svc->stateful, span_from_cstr(id), now_ms)) {
         /* Negotiate offered stateful reconnect: the client's next WebSocket finds the session by its token. */
         s->stateful_offered = true;
@@ -261,7 +268,7 @@ int service_client_confirm(struct service *svc, struct core_sessions *sessions, 
 {
     unsigned status = 500;
     const char *text = "";
-    struct core_session *s = open_client(svc, sessions, wsi, NULL, &status, &text);
+    struct core_session *s = open_client(svc, sessions, wsi, NULL, &status, &text, false);
     if (!s)
         return status == 500 ? -1 : http_refuse_upgrade(svc->loop->cfg, wsi, status, text);
     lws_set_opaque_user_data(wsi, s);
@@ -279,7 +286,38 @@ static struct core_session *open_http(void *arg, struct lws *wsi, const char *to
 {
     (void)token; /* open_client reads it again, with the JWT */
     struct service_opener_arg *a = arg;
-    return open_client(a->svc, a->sessions, wsi, transport, status, text);
+    return open_client(a->svc, a->sessions, wsi, transport, status, text, false);
+}
+
+/* A POST or DELETE before the connection's first GET (core_http.h's struct core_http_early):
+ * its bytes wait in svc->early while the token could still open the connection. */
+static bool early_known(void *ctx, struct lws *wsi, const char *token)
+{
+    (void)token; /* open_client reads it again, with the JWT */
+    unsigned status = 404;
+    const char *text = "";
+    open_client(ctx, NULL, wsi, &core_longpoll_transport, &status, &text, true);
+    return status == 200;
+}
+
+static unsigned early_send(void *ctx, const char *token, const void *data, size_t len)
+{
+    struct service *svc = ctx;
+    const struct relay_config *cfg = svc->loop->cfg;
+    uint64_t now = clock_now_ms();
+    switch (early_sends_append(&svc->early, span_from_cstr(token), data, len, cfg->max_message_bytes,
+                               now + cfg->negotiate_ttl_ms + 1000u, now)) {
+    case EARLY_OK: return 200;
+    case EARLY_TOO_LARGE: return 413;
+    case EARLY_NO_MEMORY: return 500;
+    default: return 404;
+    }
+}
+
+static void early_take(void *ctx, const char *token, struct buf *out)
+{
+    struct service *svc = ctx;
+    early_sends_take(&svc->early, span_from_cstr(token), out, clock_now_ms());
 }
 
 int service_client_http(struct service *svc, struct core_sessions *sessions, struct lws *wsi, const char *suffix)
@@ -295,6 +333,6 @@ int service_client_http(struct service *svc, struct core_sessions *sessions, str
     /* Server-Sent Events and long polling: a known token is its session's;
      * a new one is verified as the WebSocket upgrade is. */
     struct service_opener_arg arg = { svc, sessions };
-    struct core_http_opener opener = { open_http, &arg };
+    struct core_http_opener opener = { open_http, &arg, { early_known, early_send, early_take, svc } };
     return core_http_handle(sessions, wsi, &opener);
 }
