@@ -21,6 +21,7 @@ root="$(pwd)"
 source scripts/lib/backend.sh
 source scripts/lib/relay.sh
 source scripts/lib/suite.sh
+source scripts/lib/capture.sh
 
 only="${1:-}"
 out_dir="$root/fixtures/core"
@@ -38,22 +39,6 @@ prepare() {
     suite_npm_ci tests/interop/js || return 1
     suite_dotnet_build tests/interop/dotnet || return 1
     backend_build || return 1
-}
-
-# Waits (up to 30 s) until every file in the capture directory has its end line.
-all_ended() {
-    local waited=0 f
-    while :; do
-        local open=0
-        for f in "$capture_dir"/*.jsonl; do
-            [ -e "$f" ] || continue
-            tail -n 1 "$f" | grep -q '"type":"end"' || open=1
-        done
-        [ "$open" = 0 ] && return 0
-        waited=$((waited + 1))
-        [ "$waited" -gt 150 ] && return 1
-        sleep 0.2
-    done
 }
 
 # capture NAME SUITE FILTER PROTOCOL TRANSPORT: one scenario, its capture files into NAME*.jsonl.
@@ -77,7 +62,7 @@ capture() {
         tail -n 30 "$log" | sed 's/^/   | /'
         return 1
     fi
-    all_ended || { echo "   a capture has no end line 30 s after the scenario; fixtures kept as they were"; return 1; }
+    capture_all_ended "$capture_dir" 30 || { echo "   a capture has no end line 30 s after the scenario; fixtures kept as they were"; return 1; }
     local files=("$capture_dir"/*.jsonl) f bytes k=1
     [ -e "${files[0]}" ] || { echo "   the relay wrote no capture"; return 1; }
     for f in "${files[@]}"; do

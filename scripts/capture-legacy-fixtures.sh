@@ -27,6 +27,7 @@ root="$(pwd)"
 source scripts/lib/backend.sh
 source scripts/lib/relay.sh
 source scripts/lib/suite.sh
+source scripts/lib/capture.sh
 
 only="${1:-}"
 out_dir="$root/fixtures/legacy"
@@ -48,24 +49,6 @@ prepare() {
     suite_npm_ci tests/legacy/browser || return 1
     suite_dotnet_build tests/legacy/dotnet || return 1
     backend_build || return 1
-}
-
-# Waits (up to 60 s) until every file in the capture directory has its end line: a connection's
-# file ends when the relay ends the connection (/abort, or the disconnect timeout), a probe
-# negotiate's after --negotiate-timeout.
-all_ended() {
-    local waited=0 f
-    while :; do
-        local open=0
-        for f in "$capture_dir"/*.jsonl; do
-            [ -e "$f" ] || continue
-            tail -n 1 "$f" | grep -q '"type":"end"' || open=1
-        done
-        [ "$open" = 0 ] && return 0
-        waited=$((waited + 1))
-        [ "$waited" -gt 300 ] && return 1
-        sleep 0.2
-    done
 }
 
 # The files of connections, in the order they began (the relay's capture number, the name's last
@@ -101,7 +84,9 @@ capture() {
         tail -n 30 "$log" | sed 's/^/   | /'
         return 1
     fi
-    all_ended || { echo "   a capture has no end line 60 s after the scenario; fixtures kept as they were"; return 1; }
+    # A connection's file ends when the relay ends the connection (/abort, or the disconnect
+    # timeout), a probe negotiate's after --negotiate-timeout.
+    capture_all_ended "$capture_dir" 60 || { echo "   a capture has no end line 60 s after the scenario; fixtures kept as they were"; return 1; }
     local files f bytes k=1
     mapfile -t files < <(connection_files)
     [ "${#files[@]}" -gt 0 ] || { echo "   the relay wrote no connection's capture"; return 1; }
