@@ -16,10 +16,9 @@
 //              connections itself (straight to the backend, without the relay, 16 of 73 resumed
 //              slow readers in a 40 s trial never got their answers). Through the relay, a resumed
 //              slow reader whose backend link was lost while everything the relay had was already
-//              in the kernel's buffers finds its socket reset (close 1006, no Close, none of those
-//              bytes) and reports "nothing for 60000 ms": the relay closes the socket at once
-//              there, and the client's next ping is answered with a reset
-//              (tests/soak/paused-close.mjs reproduces it in 5 s; not fixed yet).
+//              in the kernel's buffers used to find its socket reset (close 1006, no Close, none of
+//              those bytes: "nothing for 60000 ms"); the relay's close now lingers
+//              (tests/relay/test/paused-close.test.mjs).
 // --legacy N   legacy (ASP.NET SignalR 2.x) clients on /signalr, hub chathub, each in a loop:
 //              negotiate, connect, start, then 1-3 times: an Echo call, the WebSocket dropped without
 //              /abort, back within 0.2-2 s with /reconnect and the last message cursor, an Echo call

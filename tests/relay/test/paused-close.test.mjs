@@ -1,4 +1,4 @@
-// Issue 10: a paused client loses what was already sent when the relay closes (tests/soak/paused-close.mjs).
+// Issue 10: a paused client lost what was already sent when the relay closed (the soak's "nothing for 60 s").
 // A Core WebSocket client stops reading with 1 MiB of messages already in the kernel's buffers; its
 // backend link then drops with the relay's own queue empty. The relay writes its Close and closes
 // the socket: the relay's side is left in FIN_WAIT1 (unsent bytes, then a FIN). The relay used to
