@@ -34,6 +34,22 @@ async function writePieces(socket, pieces) {
     }
 }
 
+// What a raw exchange got: the first answer in `text` (status 0: none), how many answers began,
+// and whether the peer closed.
+function parseAnswer(text, closed) {
+    const end = text.indexOf("\r\n\r\n");
+    if (end < 0) return { status: 0, headers: {}, body: "", closed, responses: 0 };
+    const head = text.slice(0, end).split("\r\n");
+    const headers = {};
+    for (const line of head.slice(1)) {
+        const colon = line.indexOf(":");
+        headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
+    }
+    const length = Number(headers["content-length"] ?? 0);
+    return { status: Number(head[0].split(" ")[1]), headers, body: text.slice(end + 4, end + 4 + length), closed,
+        responses: (text.match(/^HTTP\/1\.[01] \d{3}/gm) ?? []).length };
+}
+
 function exchange(base, bytes, { answerOnly = false } = {}) {
     const { hostname, port } = new URL(base);
     return withTimeout(new Promise((resolve, reject) => {
@@ -45,18 +61,7 @@ function exchange(base, bytes, { answerOnly = false } = {}) {
             settled = true;
             clearTimeout(timer);
             socket.destroy();
-            const text = data.toString("latin1");
-            const end = text.indexOf("\r\n\r\n");
-            if (end < 0) return resolve({ status: 0, headers: {}, body: "", closed, responses: 0 });
-            const head = text.slice(0, end).split("\r\n");
-            const headers = {};
-            for (const line of head.slice(1)) {
-                const colon = line.indexOf(":");
-                headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
-            }
-            const length = Number(headers["content-length"] ?? 0);
-            resolve({ status: Number(head[0].split(" ")[1]), headers, body: text.slice(end + 4, end + 4 + length), closed,
-                responses: (text.match(/^HTTP\/1\.[01] \d{3}/gm) ?? []).length });
+            resolve(parseAnswer(data.toString("latin1"), closed));
         };
         // the relay or Kestrel keeping the connection open this long (after the last byte) means it
         // is waiting for more
@@ -93,18 +98,8 @@ function keptAlive(base, second) {
             if (settled) return;
             settled = true;
             socket.destroy();
-            const text = data.toString("latin1").slice(Math.max(firstLength, 0));
-            const end = text.indexOf("\r\n\r\n");
-            if (firstLength < 0 || end < 0) return resolve({ status: 0, headers: {}, body: "", closed, responses: 0, first: firstLength >= 0 });
-            const head = text.slice(0, end).split("\r\n");
-            const headers = {};
-            for (const line of head.slice(1)) {
-                const colon = line.indexOf(":");
-                headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
-            }
-            const length = Number(headers["content-length"] ?? 0);
-            resolve({ status: Number(head[0].split(" ")[1]), headers, body: text.slice(end + 4, end + 4 + length), closed,
-                responses: (text.match(/^HTTP\/1\.[01] \d{3}/gm) ?? []).length, first: true });
+            if (firstLength < 0) return resolve({ ...parseAnswer("", closed), first: false });
+            resolve({ ...parseAnswer(data.toString("latin1").slice(firstLength), closed), first: true });
         };
         socket.on("connect", () => socket.write(first));
         socket.on("data", (chunk) => {
