@@ -543,8 +543,8 @@ static struct hub_channel *named_open(struct hub_endpoint *base, const struct hu
 {
     struct service_named_endpoint *ep = (struct service_named_endpoint *)base;
     if (!client->claims) { /* a legacy client's identity comes from the app's negotiate, per hub */
-        *why = "the app's negotiate has not said who the client is for this hub (in service mode a legacy client "
-               "uses the hubs it named in connectionData at negotiate)";
+        *why = "the app's negotiate has not said who the client is for this hub (a legacy client reaches a "
+               "service-mode hub only through --app-negotiate HUB=URL)";
         return NULL;
     }
     struct service_hub *hub = service_hub_find(ep->service, span_from_cstr(ep->key[0] ? ep->key : base->name));
