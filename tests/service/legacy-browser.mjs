@@ -9,6 +9,9 @@ import { RELAY_URL } from "./lib.mjs";
 // What a client of the app's Board hub records (tests/service-app/Hubs/Board.cs).
 export const BOARD_EVENTS = ["welcome", "joined", "left", "private", "userMessage", "broadcast", "groupMessage"];
 
+// The legacy transports, each forced in turn where a test runs on all of them.
+export const LEGACY_TRANSPORTS = ["webSockets", "serverSentEvents", "longPolling"];
+
 let harness = null;
 let browser = null;
 let unavailable = null;
@@ -29,18 +32,27 @@ export function useLegacyBrowser() {
     });
 }
 
-// A fresh page (its own cookie jar); closed (every client stopped) afterwards.
-export async function withPage(body) {
+// A fresh page (its own cookie jar); closed (every client stopped) afterwards. transport: the
+// one its clients start on (webSockets, serverSentEvents or longPolling), else the harness's
+// (SIGNALR_LEGACY_TRANSPORT, default webSockets).
+export async function withPage(body, { transport } = {}) {
     if (unavailable) throw unavailable;
     const page = await browser.openPage();
     let failed = true;
     try {
+        if (transport) await page.page.evaluate((t) => window.legacy.configure({ transport: t }), transport);
         await body(page);
         failed = false;
     } finally {
         if (failed) page.printConsole("page console:");
         await page.close();
     }
+}
+
+// One page per transport (withPage's), all open while body(pages) runs.
+export async function withPages(transports, body, pages = []) {
+    if (pages.length === transports.length) return body(pages);
+    return withPage((page) => withPages(transports, body, [...pages, page]), { transport: transports[pages.length] });
 }
 
 // A started jQuery client `name` of hub board (or hubs) as user (query ?user=).
