@@ -1,6 +1,6 @@
 // Legacy ASP.NET SignalR 2.x clients in service mode: the stock jQuery client (signalr 2.4.3, in
-// headless Chromium through tests/legacy/browser's harness) connects at the relay's /signalr; the
-// relay asks the app's own negotiate (--app-negotiate board=..., ops=...) who the client is, and
+// headless Chromium through tests/legacy/browser's harness; webSockets unless a test forces a
+// transport per page) connects at the relay's /signalr; the relay asks the app's own negotiate (--app-negotiate board=..., ops=...) who the client is, and
 // opens its hub connections on the app's server connections with a JSON handshake, exactly as a
 // Core JSON client's. Stock @microsoft/signalr clients (JSON and MessagePack) share the hub.
 //
@@ -10,9 +10,11 @@
 import { test } from "../../lib/test.mjs";
 import assert from "node:assert/strict";
 import {
-    APP_URL, LEGACY_APP_PORT, RELAY_URL, connect, waitFor, messages, metrics, stopAll, startApp, stopApp,
+    APP_URL, LEGACY_APP_PORT, RELAY_URL, connect, waitFor, messages, metrics, pollUntil, stopAll, startApp, stopApp,
 } from "../lib.mjs";
-import { BOARD_EVENTS, invokeOk, legacyClient, useLegacyBrowser, withPage } from "../legacy-browser.mjs";
+import {
+    BOARD_EVENTS, LEGACY_TRANSPORTS, invokeOk, legacyClient, useLegacyBrowser, withPage, withPages,
+} from "../legacy-browser.mjs";
 
 const T = { timeout: 120000 };
 
@@ -49,46 +51,63 @@ test("a legacy client reaches the app's hub: OnConnected, calls, errors, its ide
         }
     }));
 
-test("a group send reaches exactly its members, legacy and Core, JSON and MessagePack; leave and disconnect remove them", T, () =>
-    withPage(async (page) => {
+test("a group send reaches exactly its members, legacy on every transport and Core, JSON and MessagePack; leave and disconnect remove them", T, () =>
+    withPages(LEGACY_TRANSPORTS, async (pages) => {
         const group = `g-${Date.now()}`;
+        const memberships = async () => (await metrics())['signalr_relay_service_memberships{hub="board"}'];
+        const base = await memberships();
         let json, pack, outsider, sender;
         try {
-            const member = await legacyClient(page, "member", "lm");
-            const other = await legacyClient(page, "other", "lo");
+            // A member per legacy transport, each in its own page; a legacy outsider on webSockets.
+            const members = [];
+            for (const [i, page] of pages.entries()) {
+                const state = await legacyClient(page, "member", `lm-${LEGACY_TRANSPORTS[i]}`);
+                assert.equal(state.transport, LEGACY_TRANSPORTS[i]);
+                members.push(state);
+            }
+            const [wsPage, ssePage, lpPage] = pages;
+            await legacyClient(wsPage, "other", "lo");
             json = await connect({ user: "cj" });
             pack = await connect({ user: "cp", protocol: "messagepack" });
             outsider = await connect({ user: "co" });
             sender = await connect({ user: "cs", protocol: "messagepack" });
-            await invokeOk(page, "member", "board", "AddToGroup", group);
+            for (const page of pages) await invokeOk(page, "member", "board", "AddToGroup", group);
             await json.connection.invoke("AddToGroup", group);
             await pack.connection.invoke("AddToGroup", group);
+            assert.equal(await memberships(), base + 5);
 
             await sender.connection.invoke("SendToGroup", group, "one");
             await sender.connection.invoke("SendToAll", "marker-1"); // after "one", on every client
-            const [got] = await page.waitForEvents("member", "board", "groupMessage", 1, group);
-            assert.deepEqual(got.args, [group, sender.id, "one"]);
+            for (const page of pages) {
+                const [got] = await page.waitForEvents("member", "board", "groupMessage", 1, group);
+                assert.deepEqual(got.args, [group, sender.id, "one"]);
+            }
             for (const c of [json, pack]) await waitFor(c, (m) => m[0] === "groupMessage" && m[3] === "one", "one");
-            await page.waitForEvents("other", "board", "broadcast", 1, sender.id);
+            await wsPage.waitForEvents("other", "board", "broadcast", 1, sender.id);
             await waitFor(outsider, (m) => m[0] === "broadcast" && m[2] === "marker-1", "marker-1");
-            assert.equal((await page.events("other", "board", "groupMessage")).length, 0);
+            assert.equal((await wsPage.events("other", "board", "groupMessage")).length, 0);
             assert.equal(messages(outsider, "groupMessage", "one").length, 0);
             assert.equal(messages(sender, "groupMessage", "one").length, 0);
 
-            // The legacy member leaves, the JSON one disconnects: only MessagePack's remains.
-            await invokeOk(page, "member", "board", "RemoveFromGroup", group);
+            // The webSockets and longPolling members leave, the serverSentEvents one and the JSON
+            // one disconnect: only MessagePack's remains.
+            for (const page of [wsPage, lpPage]) await invokeOk(page, "member", "board", "RemoveFromGroup", group);
+            await ssePage.stop("member");
             await stopAll(json);
+            await pollUntil(memberships, (n) => n === base + 1, "the relay's model to hold MessagePack's membership only");
             await sender.connection.invoke("SendToGroup", group, "two");
             await sender.connection.invoke("SendToAll", "marker-2");
             await waitFor(pack, (m) => m[0] === "groupMessage" && m[3] === "two", "two");
-            await page.waitForEvents("member", "board", "broadcast", 2, sender.id);
-            const memberGroup = await page.events("member", "board", "groupMessage");
-            assert.deepEqual(memberGroup.map((e) => e.args[2]), ["one"]);
+            for (const page of [wsPage, lpPage]) {
+                await page.waitForEvents("member", "board", "broadcast", 2, sender.id);
+                const memberGroup = await page.events("member", "board", "groupMessage");
+                assert.deepEqual(memberGroup.map((e) => e.args[2]), ["one"]);
+            }
 
-            // The other legacy client sends to the group: the Core member hears it.
-            await invokeOk(page, "other", "board", "SendToGroup", group, "from legacy");
-            await waitFor(pack, (m) => m[0] === "groupMessage" && m[2] === other.id && m[3] === "from legacy", "legacy's send");
-            assert.deepEqual(await page.errors(), {});
+            // The longPolling member, out of the group, sends to it: the Core member hears it.
+            await invokeOk(lpPage, "member", "board", "SendToGroup", group, "from legacy");
+            await waitFor(pack, (m) => m[0] === "groupMessage" && m[2] === members[2].id && m[3] === "from legacy", "legacy's send");
+            for (const page of pages) assert.deepEqual(await page.errors(), {});
         } finally {
             await stopAll(json, pack, outsider, sender);
         }
