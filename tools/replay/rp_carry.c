@@ -99,6 +99,24 @@ static int is_legacy_poll(const struct rp_event *req)
     return 0;
 }
 
+int rp_legacy_aborted(const struct rp_run *r, size_t req_ev)
+{
+    char *token = token_of(&r->fx.ev[req_ev]);
+    int aborted = 0;
+    for (size_t i = 0; token && !aborted && i < r->k && i < r->fx.n; i++) {
+        const struct rp_event *e = &r->fx.ev[i];
+        const char *path = e->type == EV_HTTP_REQ ? rp_ev_str(e, "path") : NULL;
+        size_t n = path ? strlen(path) : 0;
+        if (n < 6 || strcmp(path + n - 6, "/abort") != 0)
+            continue;
+        char *other = token_of(e);
+        aborted = other && strcmp(other, token) == 0;
+        free(other);
+    }
+    free(token);
+    return aborted;
+}
+
 void rp_carry_keep(struct rp_run *r, size_t req_ev, cJSON *rest, char *cursor)
 {
     char *token = token_of(&r->fx.ev[req_ev]);

@@ -81,6 +81,9 @@ void rp_carry_keep(struct rp_run *r, size_t req_ev, cJSON *rest, char *cursor);
 int rp_carry_poll(struct rp_run *r, size_t evi, cJSON **again, char **cursor);
 /* Carried messages nobody took are a difference; the carry is emptied. */
 void rp_carry_finish(struct rp_run *r);
+/* 1 when the client has sent the /abort of request req_ev's connection (an /abort before the next
+ * client action, with the same connectionToken): a real client polls no more after it. */
+int rp_legacy_aborted(const struct rp_run *r, size_t req_ev);
 
 /* ab (rp_resync.c): every server event before k not come in time is reported and given up (its
  * stream moved past it), so the side goes on. */

@@ -222,10 +222,10 @@ test("a fixture that cannot be read is a usage error (exit 2), not a difference"
     }
 });
 
-async function withFixtureFile(fn) {
+async function withFixtureFile(fn, text = FIXTURE) {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "signalr-replay-test-"));
     const file = path.join(dir, "fixture.jsonl");
-    fs.writeFileSync(file, FIXTURE);
+    fs.writeFileSync(file, text);
     try {
         return await fn(file);
     } finally {
@@ -468,6 +468,74 @@ for (const [how, expect] of [["as recorded", null], ["otherText", /line 5: ws-re
         } finally {
             await server.close();
             fs.rmSync(dir, { recursive: true, force: true });
+        }
+    });
+}
+
+// ------------------------------------------------------------------ a long poll and the client's /abort
+
+// A long poll held when the client sends /abort, answered then with nothing (as the relay does).
+const LP_ABORT_FIXTURE = [
+    SESSION, ...NEGOTIATE,
+    line({ type: "http-request", id: 2, t: 3, method: "GET", path: "/signalr/connect", rawQuery: "transport=longPolling&connectionToken=<connectionToken>", query: [], headers: {}, body: "" }),
+    line({ type: "http-response", id: 2, t: 4, tEnd: 4, status: 200, headers: { "content-type": "application/json; charset=UTF-8" }, body: '{"C":"<cursor:1.1>","S":1,"M":[]}' }),
+    line({ type: "http-request", id: 3, t: 5, method: "POST", path: "/signalr/poll", rawQuery: "transport=longPolling&connectionToken=<connectionToken>&messageId=<cursor:1.1>", query: [], headers: {}, body: "" }),
+    line({ type: "http-request", id: 4, t: 6, method: "POST", path: "/signalr/abort", rawQuery: "transport=longPolling&connectionToken=<connectionToken>", query: [], headers: {}, body: "" }),
+    line({ type: "http-response", id: 4, t: 7, tEnd: 7, status: 200, headers: { "content-type": "text/plain" }, body: "" }),
+    line({ type: "http-response", id: 3, t: 8, tEnd: 8, status: 200, headers: { "content-type": "application/json; charset=UTF-8" }, body: '{"C":"<cursor:1.1>","M":[]}' }),
+    line({ type: "end", t: 9, placeholders: [] }),
+].join("\n") + "\n";
+const LOST = "The connection was lost for too long to replay its messages; start a new connection.";
+
+// A legacy long-polling server whose /abort ends the connection: the held poll is answered then
+// (how: "foreign", with another load copy's push and a later cursor; "lost", with the error a poll
+// that reached the relay after the /abort gets), and every later poll with that error.
+async function abortingServer(how) {
+    const seen = { polls: 0 };
+    let held = null;
+    const json = (res, v) => res.writeHead(200, { "content-type": "application/json; charset=UTF-8" }).end(JSON.stringify(v));
+    const server = http.createServer((req, res) => {
+        const url = new URL(req.url, "http://x");
+        if (url.pathname === "/signalr/negotiate") return json(res, { Url: "/signalr", ConnectionToken: TOKEN, ConnectionId: "cid-1" });
+        if (url.pathname === "/signalr/connect") return json(res, { C: "c-0", S: 1, M: [] });
+        if (url.pathname === "/signalr/poll") {
+            seen.polls++;
+            if (seen.polls === 1) held = res;
+            else json(res, { E: LOST });
+            return undefined;
+        }
+        if (url.pathname === "/signalr/abort") {
+            json(held, how === "foreign" ? { C: "c-5", M: [note("another copy's")] } : { E: LOST });
+            return res.writeHead(200, { "content-type": "text/plain" }).end();
+        }
+        return res.writeHead(404).end();
+    });
+    await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+    return {
+        target: `http://127.0.0.1:${server.address().port}`, seen,
+        close: async () => {
+            server.closeAllConnections?.();
+            await new Promise((resolve) => server.close(resolve));
+        },
+    };
+}
+
+// Under load (docs/FIXTURES.md, "load") a poll answered with other copies' pushes only was sent
+// again even after the client's /abort: it reached a connection that was gone, and the session
+// failed with the relay's "lost for too long" (6 to 9 of 36 legacy sessions at --copies 3). A
+// real client polls no more once it sent /abort; a poll and the /abort racing is the end.
+for (const [how, mode] of [["foreign", "load"], ["lost", "load"], ["lost", "check"]]) {
+    test(`longPolling ${mode}: the poll answered after the client's /abort is the last (${how})`, async () => {
+        const server = await abortingServer(how);
+        try {
+            await withFixtureFile(async (file) => {
+                const args = mode === "load" ? ["load", "--copies", "1", "--speed", "0"] : ["check"];
+                const run = await runReplay([...args, "--target", server.target, "--grace", "100", file]);
+                assert.equal(run.code, 0, run.stdout + run.stderr);
+                assert.equal(server.seen.polls, 1, "no poll after the /abort");
+            }, LP_ABORT_FIXTURE);
+        } finally {
+            await server.close();
         }
     });
 }
