@@ -21,6 +21,7 @@ struct rp_ws_state {
     size_t answer_ev;         /* the recorded ws-accepted / ws-refused, RP_NONE when none */
     int exists, client_closed, closed;
     int close_raced;          /* Core: the server closed after its Close record, the recording has the client close */
+    int close_answered;       /* Core: the server's Close record answered the client's, past the recording */
     struct rp_req *poll;      /* Core long polling: the poll out now (one at a time), else NULL */
     int ended;                /* Core long polling: a poll was answered 204 (the connection is over) */
 };
