@@ -250,11 +250,14 @@ void rp_send_request(struct rp_run *r, size_t evi, cJSON *again, const char *cur
     if (carried)
         cursor = carried;
     const struct rp_event *e = &r->fx.ev[evi];
-    char *path = url_of(r, e, again ? cursor : NULL);
+    /* A poll sent again goes from the cursor its last answer reached, as the client polls next
+     * (load: also when that answer was only other copies' pushes, nothing of it kept). */
+    const char *next = again ? cursor : cursor && cursor[0] ? cursor : NULL;
+    char *path = url_of(r, e, next);
     const char *rawbody = rp_ev_str(e, "body");
     int form = cJSON_GetObjectItemCaseSensitive(e->j, "form") != NULL;
     const char *b64 = rp_ev_str(e, "bodyBase64");
-    char *from = again && !b64 ? with_message_id(rawbody ? rawbody : "", cursor) : NULL;
+    char *from = next && !b64 ? with_message_id(rawbody ? rawbody : "", next) : NULL;
     size_t body_len = 0;
     char *body = !path ? NULL
                  : b64 ? rp_decode_base64(b64, &body_len)

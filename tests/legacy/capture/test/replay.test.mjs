@@ -488,8 +488,9 @@ const LP_ABORT_FIXTURE = [
 const LOST = "The connection was lost for too long to replay its messages; start a new connection.";
 
 // A legacy long-polling server whose /abort ends the connection: the held poll is answered then
-// (how: "foreign", with another load copy's push and a later cursor; "lost", with the error a poll
-// that reached the relay after the /abort gets), and every later poll with that error.
+// (how: "foreign", with another load copy's push and a later cursor; "moved", with no message but
+// a cursor other copies' pushes moved on; "lost", with the error a poll that reached the relay
+// after the /abort gets), and every later poll with that error.
 async function abortingServer(how) {
     const seen = { polls: 0 };
     let held = null;
@@ -505,7 +506,7 @@ async function abortingServer(how) {
             return undefined;
         }
         if (url.pathname === "/signalr/abort") {
-            json(held, how === "foreign" ? { C: "c-5", M: [note("another copy's")] } : { E: LOST });
+            json(held, how === "foreign" ? { C: "c-5", M: [note("another copy's")] } : how === "moved" ? { C: "c-5", M: [] } : { E: LOST });
             return res.writeHead(200, { "content-type": "text/plain" }).end();
         }
         return res.writeHead(404).end();
@@ -524,7 +525,7 @@ async function abortingServer(how) {
 // again even after the client's /abort: it reached a connection that was gone, and the session
 // failed with the relay's "lost for too long" (6 to 9 of 36 legacy sessions at --copies 3). A
 // real client polls no more once it sent /abort; a poll and the /abort racing is the end.
-for (const [how, mode] of [["foreign", "load"], ["lost", "load"], ["lost", "check"]]) {
+for (const [how, mode] of [["foreign", "load"], ["moved", "load"], ["lost", "load"], ["lost", "check"]]) {
     test(`longPolling ${mode}: the poll answered after the client's /abort is the last (${how})`, async () => {
         const server = await abortingServer(how);
         try {
@@ -539,3 +540,37 @@ for (const [how, mode] of [["foreign", "load"], ["lost", "load"], ["lost", "chec
         }
     });
 }
+
+// Under load a poll answered with other copies' pushes only is sent again from the cursor that
+// answer reached, as the client polls next. It went from the recorded cursor again: each answer
+// brought back everything since, the relay saw the client acknowledge nothing, and a bigger answer
+// bound the recorded cursors later than the client's (a reconnect then missed its first messages).
+test("longPolling load: a poll answered with other copies' pushes only is sent again from the cursor it reached", async () => {
+    const seen = [];
+    const json = (res, v) => res.writeHead(200, { "content-type": "application/json; charset=UTF-8" }).end(JSON.stringify(v));
+    const server = http.createServer((req, res) => {
+        const url = new URL(req.url, "http://x");
+        if (url.pathname === "/signalr/negotiate") return json(res, { Url: "/signalr", ConnectionToken: TOKEN, ConnectionId: "cid-1" });
+        if (url.pathname === "/signalr/connect") return json(res, { C: "c-0", S: 1, M: [] });
+        if (url.pathname === "/signalr/poll") {
+            const from = url.searchParams.get("messageId");
+            seen.push(from);
+            if (from === "c-0") return json(res, { C: "c-5", M: [note("another copy's")] });
+            if (from === "c-5") return json(res, { C: "c-7", M: [note(1), note(2)] });
+            return json(res, { C: "c-9", M: [note("another copy's"), note(1), note(2)] });
+        }
+        return res.writeHead(404).end();
+    });
+    await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+    try {
+        await withFixtureFile(async (file) => {
+            const run = await runReplay(["load", "--copies", "1", "--speed", "0", "--target", `http://127.0.0.1:${server.address().port}`,
+                "--grace", "100", file]);
+            assert.equal(run.code, 0, run.stdout + run.stderr);
+            assert.deepEqual(seen, ["c-0", "c-5"]);
+        }, LP_FIXTURE);
+    } finally {
+        server.closeAllConnections?.();
+        await new Promise((resolve) => server.close(resolve));
+    }
+});
