@@ -433,13 +433,15 @@ static int drop_foreign(struct rp_run *r, const char *data, const char *want, ch
     cJSON *wanted = want ? rp_json_parse(want) : NULL;
     const cJSON *wm = cJSON_IsObject(wanted) ? cJSON_GetObjectItemCaseSensitive(wanted, "M") : NULL;
     int had = cJSON_GetArraySize(m), dropped = 0;
-    /* Each recorded message keeps the first unclaimed one that matches it (copies of one fixture
-     * push the same texts); every other hub call is another copy's. */
+    /* Each recorded message keeps the first one after the previous kept one that matches it
+     * (copies of one fixture push the same texts, and another copy's may come before this one's
+     * earlier message); every other hub call is another copy's. */
     char *keep = calloc((size_t)had + 1, 1);
+    int after = 0; /* where the next recorded message's match may start */
     for (const cJSON *x = cJSON_IsArray(wm) ? wm->child : NULL; x; x = x->next) {
         int k = 0;
         for (const cJSON *e = cJSON_IsArray(m) ? m->child : NULL; e; e = e->next, k++) {
-            if (keep[k])
+            if (keep[k] || k < after)
                 continue;
             struct rp_bindings probe = {0};
             for (size_t i = 0; i < r->b.n; i++)
@@ -449,6 +451,7 @@ static int drop_foreign(struct rp_run *r, const char *data, const char *want, ch
             free(why);
             if (!why) {
                 keep[k] = 1;
+                after = k + 1;
                 break;
             }
         }

@@ -574,3 +574,30 @@ test("longPolling load: a poll answered with other copies' pushes only is sent a
         await new Promise((resolve) => server.close(resolve));
     }
 });
+
+// Copies of one fixture push the same texts: another copy's message may come before this copy's
+// earlier one. Each recorded message keeps the first match after the previous one kept (the
+// answer's order); it kept the first anywhere, which swapped them (a reconnect's replay under
+// load: "expected away-1, got away-2").
+test("longPolling load: another copy's same message before this copy's earlier one is left out, the order kept", async () => {
+    const json = (res, v) => res.writeHead(200, { "content-type": "application/json; charset=UTF-8" }).end(JSON.stringify(v));
+    const server = http.createServer((req, res) => {
+        const url = new URL(req.url, "http://x");
+        if (url.pathname === "/signalr/negotiate") return json(res, { Url: "/signalr", ConnectionToken: TOKEN, ConnectionId: "cid-1" });
+        if (url.pathname === "/signalr/connect") return json(res, { C: "c-0", S: 1, M: [] });
+        if (url.pathname === "/signalr/poll") return json(res, { C: "c-3", M: [note(2), note(1), note(2)] });
+        return res.writeHead(404).end();
+    });
+    await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+    try {
+        await withFixtureFile(async (file) => {
+            const target = `http://127.0.0.1:${server.address().port}`;
+            const run = await runReplay(["load", "--copies", "1", "--speed", "0", "--target", target, "--grace", "100", file]);
+            assert.equal(run.code, 0, run.stdout + run.stderr);
+            assert.equal(JSON.parse(run.stdout.trim().split("\n").pop()).foreign_pushes, 1);
+        }, LP_FIXTURE);
+    } finally {
+        server.closeAllConnections?.();
+        await new Promise((resolve) => server.close(resolve));
+    }
+});
