@@ -19,7 +19,12 @@
  * (skipped by the pruning); when the ring is full it is rebuilt, compacted
  * when at least half of it is holes and doubled otherwise, and halved when a
  * quarter of it is live or less: O(live keys) for that one call,
- * amortised O(1) per add (about 1 ms for 100,000 keys).
+ * amortised O(1) per add. Unlike containers/dict.h this is not spread over
+ * later calls: measured (CPU time, -O2, this project's 2-core machine
+ * under load) 0.7 ms for the rebuild to 32,768 records, 2.9 ms to 131,072,
+ * 5.4 ms to 262,144; a put costs ~1 us on average. For spent ids that is
+ * one such call per doubling of the ids opened within one token lifetime
+ * (65,536 of them in 17 s is 3,800 connections a second).
  *
  * The key itself is not kept, only its digest: SipHash-2-4-128 under a
  * secret random seed (containers/siphash.h). Two different keys are then
