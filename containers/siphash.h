@@ -1,4 +1,4 @@
-/* siphash.h - SipHash-2-4 with a caller-supplied 128-bit key.
+/* siphash.h - SipHash-2-4 with a caller-supplied 128-bit key, 64-bit or 128-bit tags.
  *
  * The hash of every table whose keys come from outside (group names and
  * user ids from clients and backends, connection ids echoed back by clients).
@@ -26,5 +26,11 @@
 /* The 64-bit SipHash-2-4 of (data, len) under key, which is read as two
  * little-endian 64-bit words, as in the paper. */
 uint64_t siphash24(const uint8_t key[SIPHASH_KEY_LEN], const void *data, size_t len);
+
+/* The 128-bit SipHash-2-4 of (data, len) under key: out[0] is the tag's first
+ * 8 bytes read little-endian, out[1] the last 8. For a digest that stands in
+ * for a key (containers/expiring_keys.h), where 64 bits would leave a
+ * collision among many live keys merely unlikely. */
+void siphash24_128(const uint8_t key[SIPHASH_KEY_LEN], const void *data, size_t len, uint64_t out[2]);
 
 #endif

@@ -1,89 +1,47 @@
 /* early_sends.c - bytes POSTed before a connection's first GET (see early_sends.h). */
 #include "hub/early_sends.h"
 
-#include <stdlib.h>
-#include <string.h>
-
-/* One token's bytes. OWNERSHIP: the set owns it and bytes; entry.key points into token[]. */
-struct early_send {
-    struct dict_entry entry;
-    struct list_node link;
-    uint64_t until_ms;
-    struct buf bytes;
-    char token[];
-};
-
-static void drop(struct early_sends *set, struct early_send *e)
+static void drop_bytes(void *value)
 {
-    dict_remove(&set->by_token, &e->entry);
-    list_unlink(&e->link);
-    buf_free(&e->bytes);
-    free(e);
-}
-
-/* Drops the expired entries at the head of the FIFO. */
-static void prune(struct early_sends *set, uint64_t now_ms)
-{
-    while (!list_is_empty(&set->fifo)) {
-        struct early_send *e = list_container_of(set->fifo.next, struct early_send, link);
-        if (e->until_ms > now_ms)
-            return;
-        drop(set, e);
-    }
+    buf_free(value);
 }
 
 void early_sends_init(struct early_sends *set, const uint8_t seed[DICT_SEED_LEN])
 {
-    dict_init(&set->by_token, seed);
-    list_init_head(&set->fifo);
+    expiring_keys_init(&set->by_token, seed, sizeof(struct buf), drop_bytes);
 }
 
 void early_sends_free(struct early_sends *set)
 {
-    while (!list_is_empty(&set->fifo))
-        drop(set, list_container_of(set->fifo.next, struct early_send, link));
-    dict_free(&set->by_token);
-}
-
-static struct early_send *entry_new(struct early_sends *set, struct span token, uint64_t until_ms)
-{
-    struct early_send *e = malloc(sizeof *e + token.len + 1);
-    if (!e)
-        return NULL;
-    if (token.len)
-        memcpy(e->token, token.ptr, token.len);
-    e->token[token.len] = '\0';
-    e->until_ms = until_ms;
-    buf_init(&e->bytes);
-    if (dict_insert(&set->by_token, &e->entry, span_make(e->token, token.len)) != DICT_OK) {
-        free(e);
-        return NULL;
-    }
-    list_push_back(&set->fifo, &e->link);
-    return e;
+    expiring_keys_free(&set->by_token);
 }
 
 enum early_result early_sends_append(struct early_sends *set, struct span token, const void *data, size_t len,
                                      size_t max_bytes, uint64_t until_ms, uint64_t now_ms)
 {
-    prune(set, now_ms);
-    struct dict_entry *found = dict_find(&set->by_token, token);
-    struct early_send *e = found ? list_container_of(found, struct early_send, entry) : NULL;
-    if ((e ? e->bytes.len : 0) + len > max_bytes)
+    struct expiring_key *rec = expiring_keys_find(&set->by_token, token, now_ms);
+    struct buf *bytes = rec ? expiring_key_value(rec) : NULL;
+    if ((bytes ? bytes->len : 0) + len > max_bytes)
         return EARLY_TOO_LARGE;
-    if (!e && !(e = entry_new(set, token, until_ms)))
-        return EARLY_NO_MEMORY;
-    return buf_append(&e->bytes, data, len) ? EARLY_OK : EARLY_NO_MEMORY;
+    if (!rec) {
+        bool added;
+        if (!(rec = expiring_keys_put(&set->by_token, token, until_ms, now_ms, &added)))
+            return EARLY_NO_MEMORY;
+        bytes = expiring_key_value(rec);
+        if (!added)
+            buf_free(bytes); /* an expired record not yet pruned: its bytes are gone */
+        buf_init(bytes);
+    }
+    return buf_append(bytes, data, len) ? EARLY_OK : EARLY_NO_MEMORY;
 }
 
 void early_sends_take(struct early_sends *set, struct span token, struct buf *out, uint64_t now_ms)
 {
-    prune(set, now_ms);
-    struct dict_entry *found = dict_find(&set->by_token, token);
-    if (!found)
+    struct expiring_key *rec = expiring_keys_find(&set->by_token, token, now_ms);
+    if (!rec)
         return;
-    struct early_send *e = list_container_of(found, struct early_send, entry);
-    *out = e->bytes;
-    buf_init(&e->bytes);
-    drop(set, e);
+    struct buf *bytes = expiring_key_value(rec);
+    *out = *bytes;
+    buf_init(bytes);
+    expiring_keys_remove(&set->by_token, rec);
 }

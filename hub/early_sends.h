@@ -6,8 +6,11 @@
  * stateless (the token proves itself), so such bytes wait here until the
  * first SSE GET or poll opens the session and takes them, or until the token
  * could no longer open one (its TTL: every entry gets the same, so they
- * expire in FIFO order, pruned on every call as spent_ids.h does; no timer).
- * The clock is the caller's (pure model). */
+ * expire in the order they came, pruned on every call; no timer). The set
+ * is a containers/expiring_keys.h whose value is the token's struct buf:
+ * the token is known by its 128-bit keyed digest (see there for what a
+ * collision would mean, and why it is negligible). The clock is the
+ * caller's (pure model). */
 #ifndef SR_EARLY_SENDS_H
 #define SR_EARLY_SENDS_H
 
@@ -17,12 +20,11 @@
 
 #include "containers/buf.h"
 #include "containers/dict.h"
-#include "containers/list.h"
+#include "containers/expiring_keys.h"
 #include "containers/span.h"
 
 struct early_sends {
-    struct dict by_token;   /* struct early_send.entry */
-    struct list_node fifo;  /* struct early_send.link, oldest first */
+    struct expiring_keys by_token; /* value: struct buf, the token's bytes */
 };
 
 enum early_result { EARLY_OK, EARLY_NO_TOKEN, EARLY_TOO_LARGE, EARLY_NO_MEMORY };
@@ -36,6 +38,6 @@ enum early_result early_sends_append(struct early_sends *set, struct span token,
                                      size_t max_bytes, uint64_t until_ms, uint64_t now_ms);
 /* Moves token's bytes into out (left empty when none) and forgets the token. */
 void early_sends_take(struct early_sends *set, struct span token, struct buf *out, uint64_t now_ms);
-static inline size_t early_sends_count(const struct early_sends *set) { return dict_count(&set->by_token); }
+static inline size_t early_sends_count(const struct early_sends *set) { return expiring_keys_count(&set->by_token); }
 
 #endif

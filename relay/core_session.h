@@ -109,8 +109,17 @@ struct core_pending {
 
 struct core_session {
     enum wsi_role role;                /* WSI_ROLE_CORE_SESSION */
-    bool in_table;                     /* by_token is in table->by_token */
-    bool first_poll_done;              /* long polling (relay/core_http.c) */
+    bool client_paused;                /* we stopped reading the client (the hub side is slow) */
+    /* One bit each (none is address-taken), in the word the role begins. */
+    bool in_table : 1;                 /* by_token is in table->by_token */
+    bool first_poll_done : 1;          /* long polling (relay/core_http.c) */
+    bool client_pinged : 1;
+    bool handshake_answered : 1;       /* the hub's handshake response reached the queue */
+    bool hub_sent_close : 1;
+    bool hub_paused : 1;               /* we paused the channel (the client is slow, or has not acked) */
+    bool stateful_offered : 1;         /* negotiate answered useStatefulReconnect: true */
+    bool client_closed : 1;            /* the client's WebSocket Close frame came */
+    bool pinged_last : 1;              /* the last message to the client was the relay's own Ping */
     struct list_node link;             /* in core_sessions.all */
     struct loop *loop;
     struct core_sessions *table;
@@ -138,17 +147,11 @@ struct core_session {
     uint64_t last_sent_ms;
     uint64_t last_received_ms;
 
-    bool client_pinged;
-    bool handshake_answered;           /* the hub's handshake response reached the queue */
-    bool hub_sent_close;
-    bool client_paused;                /* we stopped reading the client (the hub side is slow) */
-    bool hub_paused;                   /* we paused the channel (the client is slow, or has not acked) */
-    bool stateful_offered;             /* negotiate answered useStatefulReconnect: true */
-    bool client_closed;                /* the client's WebSocket Close frame came */
     enum wsmsg_close_state ws_close;   /* WebSockets: the relay's lingering close (relay/wsmsg.h) */
-    bool pinged_last;                  /* the last message to the client was the relay's own Ping */
     struct core_stateful *stateful;    /* stateful reconnect (relay/core_stateful.c), or NULL */
-    char connection_id[48];            /* for logs: the hub's id, or "-" */
+    /* For logs: the hub's id, or "-". Ids are 22 characters (ASP.NET Core's and the relay's own);
+     * a longer one would be cut in the logs only. */
+    char connection_id[24];
 
     /* The token the requests carry (SSE, long polling; a WebSocket's negotiated
      * id=): by_token.key owns its bytes while in_table. SSE and long polling

@@ -35,14 +35,14 @@ struct channel_open {
 struct service_channel {
     struct hub_channel base;
     struct service_hub *hub;
-    struct svc_client client;        /* in hub->model while in_model */
-    struct service_uplink *server;   /* the bound server connection, while in_model */
+    struct svc_client client;        /* in hub->model while in_model; client.server->owner is its uplink */
     enum channel_state state;
     bool in_model;
     bool paused;                     /* the owner paused delivery */
     bool binary;                     /* MessagePack client */
     struct list_node full_link;      /* in server->full_channels after a HUB_SEND_FULL */
-    struct msg_queue held;           /* for the client: before the handshake answer, or while paused */
+    struct msg_queue *held;          /* for the client: before the handshake answer, or while paused;
+                                        allocated on first use, freed once emptied (NULL: none) */
     struct list_node defer_link;     /* in hub->deferred: a refusal, or flushing `held`, from the loop */
     const char *refusal;             /* static text: refused on the next loop turn */
     bool *alive;                     /* while passing messages up: cleared if the owner closes meanwhile */
@@ -58,6 +58,26 @@ static const struct hub_channel_class service_class;
 static struct loop *loop_of(const struct service_channel *ch)
 {
     return ch->hub->service->loop;
+}
+
+/* The server connection the client is bound to, while it is in the model (else NULL). */
+static struct service_uplink *uplink_of(const struct service_channel *ch)
+{
+    return ch->in_model ? ch->client.server->owner : NULL;
+}
+
+static bool held_empty(const struct service_channel *ch)
+{
+    return !ch->held || msg_queue_is_empty(ch->held);
+}
+
+static void held_free(struct service_channel *ch)
+{
+    if (!ch->held)
+        return;
+    msg_queue_clear(ch->held);
+    free(ch->held);
+    ch->held = NULL;
 }
 
 /* ------------------------------------------------------------------ model */
@@ -95,7 +115,7 @@ static void channel_free(struct service_channel *ch)
         list_unlink(&ch->defer_link);
     unlink_full(ch);
     leave_model(ch);
-    msg_queue_clear(&ch->held);
+    held_free(ch);
     open_free(ch->open);
     free(ch);
 }
@@ -103,13 +123,14 @@ static void channel_free(struct service_channel *ch)
 /* Tells the app the client is gone: CloseConnection with the error ("" = none). */
 static void send_close_connection(struct service_channel *ch, const char *error)
 {
-    if (!ch->server || loop_of(ch)->destroying)
+    struct service_uplink *server = uplink_of(ch);
+    if (!server || loop_of(ch)->destroying)
         return;
     struct buf out;
     buf_init(&out);
     if (svc_encode_close_connection(&out, span_from_cstr(CH_ID(ch)), error ? span_from_cstr(error) : SPAN_LIT(""),
                                     NULL) == PROTO_OK)
-        ch->server->write(ch->server, &out);
+        server->write(server, &out);
     buf_free(&out);
 }
 
@@ -166,8 +187,16 @@ static bool hold(struct service_channel *ch, struct span payload)
         end_by_relay(ch, "The relay ran out of memory.");
         return false;
     }
-    msg_queue_push(&ch->held, m);
-    if (ch->held.bytes <= loop_of(ch)->cfg->max_buffered_bytes)
+    if (!ch->held && (ch->held = malloc(sizeof *ch->held)) != NULL)
+        msg_queue_init(ch->held);
+    if (!ch->held) {
+        wsmsg_free(m);
+        loop_of(ch)->stats.out_of_memory_closes++;
+        end_by_relay(ch, "The relay ran out of memory.");
+        return false;
+    }
+    msg_queue_push(ch->held, m);
+    if (ch->held->bytes <= loop_of(ch)->cfg->max_buffered_bytes)
         return true;
     ch->hub->service->stats.slow_client_closes++;
     log_conn_info(CH_ID(ch), ch->hub->key, "service: the client does not read what the app sends (over %zu bytes held); closing it",
@@ -182,15 +211,17 @@ static bool hold(struct service_channel *ch, struct span payload)
 static bool flush_held(struct service_channel *ch, bool ignore_pause)
 {
     struct wsmsg *m;
-    while ((ignore_pause || !ch->paused) && ch->base.ops && (m = msg_queue_pop(&ch->held)) != NULL)
+    while ((ignore_pause || !ch->paused) && ch->base.ops && ch->held && (m = msg_queue_pop(ch->held)) != NULL)
         if (!deliver(ch, m))
             return false;
+    if (held_empty(ch))
+        held_free(ch);
     return true;
 }
 
 static void to_client(struct service_channel *ch, struct span payload)
 {
-    if (ch->state != CHANNEL_OPEN || ch->paused || !msg_queue_is_empty(&ch->held)) {
+    if (ch->state != CHANNEL_OPEN || ch->paused || !held_empty(ch)) {
         hold(ch, payload);
         return;
     }
@@ -275,8 +306,7 @@ void service_channel_fanout(struct service_channel *ch, struct span payload)
 
 void service_channel_app_closed(struct service_channel *ch, struct span error)
 {
-    leave_model(ch);
-    ch->server = NULL; /* the app forgot the client: nothing more to tell it */
+    leave_model(ch); /* the app forgot the client: nothing more to tell it */
     bool was_open = ch->state == CHANNEL_OPEN;
     char why[300];
     const char *reason = NULL;
@@ -295,7 +325,6 @@ void service_channel_server_lost(struct service_channel *ch, const char *why)
     ch->in_model = false; /* the model removed it with its server connection */
     ch->hub->clients_by_protocol[ch->client.protocol]--;
     service_invocations_client_gone(ch->hub, span_from_cstr(CH_ID(ch)));
-    ch->server = NULL;
     unlink_full(ch);
     if (loop_of(ch)->destroying)
         return; /* lws is closing every socket: the owner's own end frees the channel */
@@ -424,7 +453,6 @@ struct hub_channel *service_channel_open(struct hub_endpoint *ep, const struct h
     ch->state = CHANNEL_NEW;
     list_init_node(&ch->full_link);
     list_init_node(&ch->defer_link);
-    msg_queue_init(&ch->held);
     memcpy(CH_ID(ch), client->connection_id, HUB_CONN_ID_LEN + 1);
     return &ch->base;
 }
@@ -434,10 +462,11 @@ struct hub_channel *service_channel_open(struct hub_endpoint *ep, const struct h
 /* After a write toward the app: FULL when the shared queue is over the mark. */
 static enum hub_send_result queue_state(struct service_channel *ch)
 {
-    if (ch->server->queued(ch->server) <= loop_of(ch)->cfg->max_buffered_bytes)
+    struct service_uplink *server = uplink_of(ch);
+    if (server->queued(server) <= loop_of(ch)->cfg->max_buffered_bytes)
         return HUB_SEND_OK;
     if (!list_is_linked(&ch->full_link))
-        list_push_back(&ch->server->full_channels, &ch->full_link);
+        list_push_back(&server->full_channels, &ch->full_link);
     return HUB_SEND_FULL;
 }
 
@@ -464,7 +493,6 @@ static enum hub_send_result service_begin(struct hub_channel *base, enum hub_pro
     }
     ch->in_model = true;
     ch->hub->clients_by_protocol[p]++;
-    ch->server = sc->owner;
     struct buf out;
     buf_init(&out);
     struct proto_error err = { 0 };
@@ -472,7 +500,7 @@ static enum hub_send_result service_begin(struct hub_channel *base, enum hub_pro
                                          o->header_count, o->query, span_from_cstr(svc_protocol_name(p)), &err) == PROTO_OK &&
               svc_encode_connection_data(&out, span_from_cstr(CH_ID(ch)), span_make((const char *)handshake->payload, handshake->len),
                                          false, &err) == PROTO_OK &&
-              ch->server->write(ch->server, &out);
+              uplink_of(ch)->write(uplink_of(ch), &out);
     buf_free(&out);
     wsmsg_free(handshake);
     open_free(o);
@@ -491,7 +519,8 @@ static enum hub_send_result service_begin(struct hub_channel *base, enum hub_pro
 static enum hub_send_result service_send(struct hub_channel *base, struct wsmsg *msg)
 {
     struct service_channel *ch = (struct service_channel *)base;
-    if (ch->state == CHANNEL_NEW || !ch->in_model || !ch->server || ch->refusal) {
+    struct service_uplink *server = uplink_of(ch);
+    if (ch->state == CHANNEL_NEW || !server || ch->refusal) {
         wsmsg_free(msg);
         return HUB_SEND_CLOSED;
     }
@@ -500,7 +529,7 @@ static enum hub_send_result service_send(struct hub_channel *base, struct wsmsg 
     size_t len = msg->len;
     bool encoded = svc_encode_connection_data(&out, span_from_cstr(CH_ID(ch)), span_make((const char *)msg->payload, msg->len),
                                               false, NULL) == PROTO_OK;
-    bool written = encoded && ch->server->write(ch->server, &out);
+    bool written = encoded && server->write(server, &out);
     buf_free(&out);
     wsmsg_free(msg);
     if (!encoded) { /* out of memory: the client ends with a reason, no message goes missing unsaid */
@@ -519,7 +548,7 @@ static void service_pause(struct hub_channel *base, bool paused)
 {
     struct service_channel *ch = (struct service_channel *)base;
     ch->paused = paused;
-    if (!paused && !msg_queue_is_empty(&ch->held) && ch->state == CHANNEL_OPEN && !ch->refusal)
+    if (!paused && !held_empty(ch) && ch->state == CHANNEL_OPEN && !ch->refusal)
         defer(ch);
 }
 

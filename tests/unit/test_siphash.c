@@ -5,12 +5,16 @@
  * 00 01 .. (n-1) for n = 0..63, tag as 8 little-endian bytes. Vector 15 is
  * the worked example of the SipHash paper's appendix A: a129ca6149be45e5.
  * Beyond them, random keys and messages are checked against OpenSSL's
- * independent SipHash (EVP_MAC "SIPHASH", 8-byte output, default 2-4 rounds). */
+ * independent SipHash (EVP_MAC "SIPHASH", 8-byte output, default 2-4 rounds).
+ * The 128-bit variant: the reference's vectors_sip128[0] (same key, empty
+ * message) and OpenSSL's 16-byte output. */
 #include <openssl/core_names.h>
 #include <openssl/evp.h>
 #include <openssl/params.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "check.h"
 #include "containers/siphash.h"
@@ -164,6 +168,62 @@ static void test_against_openssl(void)
     EVP_MAC_free(mac);
 }
 
+static void openssl_siphash128(EVP_MAC *mac, const uint8_t key[16], const uint8_t *msg, size_t len,
+                               uint8_t out[16])
+{
+    EVP_MAC_CTX *ctx = EVP_MAC_CTX_new(mac);
+    size_t size = 16, out_len = 0;
+    OSSL_PARAM params[] = {
+        OSSL_PARAM_construct_size_t(OSSL_MAC_PARAM_SIZE, &size),
+        OSSL_PARAM_construct_end(),
+    };
+    if (!(ctx && EVP_MAC_init(ctx, key, 16, params) && EVP_MAC_update(ctx, msg, len) &&
+          EVP_MAC_final(ctx, out, &out_len, 16) && out_len == 16))
+        CHECK(!"OpenSSL SipHash-128 failed");
+    EVP_MAC_CTX_free(ctx);
+}
+
+static void tag128_to_hex(const uint64_t tag[2], char out[33])
+{
+    le64_to_hex(tag[0], out);
+    le64_to_hex(tag[1], out + 16);
+}
+
+static void test_128(void)
+{
+    uint8_t key[16], buf[300];
+    uint64_t tag[2];
+    char hex[33];
+    for (int i = 0; i < 16; i++)
+        key[i] = (uint8_t)i;
+    siphash24_128(key, "", 0, tag);
+    tag128_to_hex(tag, hex);
+    CHECK_BYTES(hex, 32, "a3817f04ba25a8e66df67214c7550293");
+
+    EVP_MAC *mac = EVP_MAC_fetch(NULL, "SIPHASH", NULL);
+    CHECK(mac != NULL);
+    if (!mac)
+        return;
+    int mismatches = 0;
+    for (int round = 0; round < 500; round++) {
+        for (int i = 0; i < 16; i++)
+            key[i] = (uint8_t)rng_next();
+        size_t len = (size_t)(rng_next() % 300);
+        for (size_t i = 0; i < len; i++)
+            buf[i] = (uint8_t)rng_next();
+        uint8_t want[16];
+        char want_hex[33];
+        openssl_siphash128(mac, key, buf, len, want);
+        for (int i = 0; i < 16; i++)
+            snprintf(want_hex + 2 * i, 3, "%02x", want[i]);
+        siphash24_128(key, buf, len, tag);
+        tag128_to_hex(tag, hex);
+        mismatches += memcmp(hex, want_hex, 32) != 0;
+    }
+    CHECK_EQ_INT(mismatches, 0);
+    EVP_MAC_free(mac);
+}
+
 /* The key matters: one changed key bit changes the hash of the same input. */
 static void test_key_sensitivity(void)
 {
@@ -182,5 +242,6 @@ int main(void)
     test_reference_vectors();
     test_against_openssl();
     test_key_sensitivity();
+    test_128();
     return test_main_result("test_siphash");
 }
