@@ -65,6 +65,8 @@ struct legacy_table {
     uint32_t instance_id;            /* random per process: in legacy cursors */
     struct legacy_identities *identities; /* service mode: identities from the apps' negotiate, else NULL */
     struct backends *backends;       /* proxy mode: asked at negotiate whether the client may use its hubs */
+    struct buf frame;                /* a pushed element's frame being built, LWS_PRE bytes first: reused
+                                        by every push (legacy_session_push_element), owned */
 };
 
 /* hub_count hubs, whose endpoint the caller then sets. False when out of
