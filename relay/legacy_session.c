@@ -121,10 +121,12 @@ static void push_frame(struct legacy_session *s, uint64_t seq, struct span eleme
         buf_free(frame);
 }
 
-/* Every message to the client goes through the ring first, so a reconnect can replay it. */
-void legacy_session_push_element(struct legacy_session *s, struct span element)
+/* Every message to the client goes through the ring first, so a reconnect can replay it. The
+ * ring takes a reference to the element: a fan-out's recipients share one. */
+void legacy_session_push_text(struct legacy_session *s, struct replay_text *text)
 {
-    uint64_t seq = replay_ring_append(&s->ring, element.ptr, element.len);
+    struct span element = span_make(text->data, text->len);
+    uint64_t seq = replay_ring_append_text(&s->ring, text);
     if (!seq) {
         out_of_memory(s);
         return;
@@ -159,7 +161,7 @@ struct replay_ctx {
 static void add_replayed(void *ctx, const struct replay_entry *e)
 {
     struct replay_ctx *c = ctx;
-    legacy_response_add_raw(c->r, span_make(e->data, e->len), NULL);
+    legacy_response_add_raw(c->r, span_make(e->text->data, e->text->len), NULL);
 }
 
 struct replay_all {
