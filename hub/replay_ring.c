@@ -14,12 +14,30 @@ void replay_ring_init(struct replay_ring *r, size_t max_count, size_t max_bytes)
     r->max_bytes = max_bytes;
 }
 
+struct replay_text *replay_text_new(const char *data, size_t len)
+{
+    struct replay_text *t = malloc(sizeof *t + len);
+    if (!t)
+        return NULL;
+    t->refs = 1;
+    t->len = len;
+    memcpy(t->data, data, len);
+    return t;
+}
+
+void replay_text_unref(struct replay_text *t)
+{
+    if (t && --t->refs == 0)
+        free(t);
+}
+
 static void evict_oldest(struct replay_ring *r)
 {
     struct replay_entry *e = list_container_of(r->entries.next, struct replay_entry, link);
     list_unlink(&e->link);
     r->count--;
-    r->bytes -= e->len;
+    r->bytes -= e->text->len;
+    replay_text_unref(e->text);
     free(e);
 }
 
@@ -31,15 +49,24 @@ void replay_ring_free(struct replay_ring *r)
 
 uint64_t replay_ring_append(struct replay_ring *r, const char *data, size_t len)
 {
-    struct replay_entry *e = malloc(sizeof *e + len);
+    struct replay_text *t = replay_text_new(data, len);
+    if (!t)
+        return 0;
+    uint64_t seq = replay_ring_append_text(r, t);
+    replay_text_unref(t);
+    return seq;
+}
+
+uint64_t replay_ring_append_text(struct replay_ring *r, struct replay_text *t)
+{
+    struct replay_entry *e = malloc(sizeof *e);
     if (!e)
         return 0;
     e->seq = r->next_seq++;
-    e->len = len;
-    memcpy(e->data, data, len);
+    e->text = replay_text_ref(t);
     list_push_back(&r->entries, &e->link);
     r->count++;
-    r->bytes += len;
+    r->bytes += t->len;
     /* Keep at least the newest message, whatever its size. */
     while (r->count > 1 && (r->count > r->max_count || r->bytes > r->max_bytes))
         evict_oldest(r);

@@ -43,7 +43,8 @@ void legacy_hub_free(struct legacy_hub *hub)
         free(hub->streaming_methods[i]);
     hub->streaming_count = 0;
     buf_free(&hub->last_record);
-    buf_free(&hub->last_element);
+    replay_text_unref(hub->last_element);
+    hub->last_element = NULL;
 }
 
 static bool hub_is_streaming(const struct legacy_hub *hub, const char *method)
@@ -362,17 +363,32 @@ void legacy_link_refuse(struct legacy_link *l, const char *why)
 
 static bool translation_cached(const struct legacy_hub *hub, struct span record)
 {
-    return hub->last_record.len == record.len && record.len > 0 &&
+    return hub->last_element && hub->last_record.len == record.len && record.len > 0 &&
            memcmp(hub->last_record.data, record.ptr, record.len) == 0;
 }
 
-static void translation_keep(struct legacy_hub *hub, struct span record, struct span element)
+static void translation_keep(struct legacy_hub *hub, struct span record, struct replay_text *element)
 {
     buf_reset(&hub->last_record);
-    buf_reset(&hub->last_element);
-    if (record.len > SHARED_TRANSLATION_MAX || !buf_append_span(&hub->last_record, record) ||
-        !buf_append_span(&hub->last_element, element))
+    replay_text_unref(hub->last_element);
+    hub->last_element = NULL;
+    if (record.len > SHARED_TRANSLATION_MAX || !buf_append_span(&hub->last_record, record))
         buf_reset(&hub->last_record); /* nothing kept: the next one is translated again */
+    else
+        hub->last_element = replay_text_ref(element);
+}
+
+/* An element for the client, in a text of its own; out of memory fails the link (never dropped
+ * quietly). NULL then. */
+static struct replay_text *element_text(struct legacy_link *l, const struct buf *out)
+{
+    struct replay_text *t = replay_text_new(out->data, out->len);
+    if (!t) {
+        if (!l->out_of_memory)
+            l->hub->loop->stats.out_of_memory_closes++;
+        l->out_of_memory = true;
+    }
+    return t;
 }
 
 static void handle_core_invocation(struct legacy_link *l, struct hub_msg *msg, struct span record)
@@ -394,10 +410,13 @@ static void handle_core_invocation(struct legacy_link *l, struct hub_msg *msg, s
     buf_init(&out);
     /* H is the hub's own name, as a 2.x server writes its hub's name whatever
      * the client's spelling: here the name it is configured under. */
-    if (legacy_translate_invocation(&out, msg, span_from_cstr(l->hub->endpoint->name), NULL) == PROTO_OK) {
-        translation_keep(l->hub, record, buf_span(&out));
-        l->ops->push(l->owner, buf_span(&out));
+    struct replay_text *element = NULL;
+    if (legacy_translate_invocation(&out, msg, span_from_cstr(l->hub->endpoint->name), NULL) == PROTO_OK &&
+        (element = element_text(l, &out)) != NULL) {
+        translation_keep(l->hub, record, element);
+        l->ops->push(l->owner, element);
     }
+    replay_text_unref(element);
     buf_free(&out);
 }
 
@@ -443,8 +462,10 @@ static void handle_core_stream_item(struct legacy_link *l, struct hub_msg *msg)
     msg->invocation_id = span_from_cstr(c->legacy_id);
     struct buf out;
     buf_init(&out);
-    if (legacy_translate_stream_item(&out, msg, NULL) == PROTO_OK)
-        l->ops->push(l->owner, buf_span(&out));
+    struct replay_text *element = NULL;
+    if (legacy_translate_stream_item(&out, msg, NULL) == PROTO_OK && (element = element_text(l, &out)) != NULL)
+        l->ops->push(l->owner, element);
+    replay_text_unref(element);
     buf_free(&out);
 }
 
@@ -476,7 +497,7 @@ static bool handle_core_record(struct legacy_link *l, struct span record)
         return handle_handshake_answer(l, record);
     if (l->listed && translation_cached(l->hub, record)) { /* the same send, for another recipient */
         l->hub->loop->stats.legacy_shared_translations++;
-        l->ops->push(l->owner, span_make(l->hub->last_element.data, l->hub->last_element.len));
+        l->ops->push(l->owner, l->hub->last_element);
         return true;
     }
     struct hub_msg msg;

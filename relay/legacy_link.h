@@ -23,6 +23,7 @@
 #include "containers/list.h"
 #include "containers/span.h"
 #include "hub/conn_token.h"
+#include "hub/replay_ring.h"
 #include "protocol/hub_msg.h"
 #include "relay/hub_channel.h"
 #include "relay/loop.h"
@@ -41,9 +42,10 @@ struct legacy_hub {
     size_t streaming_count;
     /* The last server invocation translated for this hub: a send to many legacy recipients
      * (a group, All) brings each of them the same Core record in turn, translated once; each
-     * connection then adds only its own cursor around the shared element. */
+     * connection's replay ring then holds a reference to the one element, and its frame adds
+     * only its own cursor around it. */
     struct buf last_record;
-    struct buf last_element;
+    struct replay_text *last_element; /* a reference of the hub's, or NULL */
 };
 
 void legacy_hub_free(struct legacy_hub *hub);
@@ -52,8 +54,9 @@ struct legacy_link;
 
 struct legacy_link_ops {
     /* An element for the client's next M frame (server invocations, stream
-     * progress): the owner puts it through the replay ring. Valid during the call. */
-    void (*push)(void *owner, struct span element);
+     * progress): the owner puts it through the replay ring, taking a reference
+     * of its own if it keeps it (the link's is valid during the call). */
+    void (*push)(void *owner, struct replay_text *element);
     /* A frame straight to the client (hub results, not replayed, as the original). */
     void (*reply)(void *owner, const char *frame, size_t len);
     /* The link became ready or failed (see state and failure). */

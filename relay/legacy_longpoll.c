@@ -30,7 +30,7 @@
 
 static void count_bytes(void *ctx, const struct replay_entry *e)
 {
-    *(size_t *)ctx += e->len;
+    *(size_t *)ctx += e->text->len;
 }
 
 void legacy_session_acked(struct legacy_session *s, uint64_t seq)
@@ -55,7 +55,7 @@ void legacy_session_acked(struct legacy_session *s, uint64_t seq)
 
 static void add_element(void *ctx, const struct replay_entry *e)
 {
-    legacy_response_add_raw(ctx, span_make(e->data, e->len), NULL);
+    legacy_response_add_raw(ctx, span_make(e->text->data, e->text->len), NULL);
 }
 
 bool legacy_session_encode_after(struct legacy_session *s, struct buf *out, uint64_t after, bool init)

@@ -85,10 +85,48 @@ static void add_one(void *ctx, struct legacy_response *r)
     legacy_response_add_raw(r, *(const struct span *)ctx, NULL);
 }
 
-/* Every message to the client goes through the ring first, so a reconnect can replay it. */
-void legacy_session_push_element(struct legacy_session *s, struct span element)
+/* A pushed element's frame keeps the table's buffer past this size only until it is sent. */
+#define FRAME_BUFFER_KEPT (64u * 1024u)
+
+/* The frame of one pushed element, built in the table's reused buffer after LWS_PRE bytes of
+ * headroom, so that an established WebSocket writes it from there: a fan-out to many legacy
+ * recipients allocates and copies no frame per recipient (wsmsg_send_borrowed). Anything else
+ * (SSE, not established yet) takes the copying path. */
+static void push_frame(struct legacy_session *s, uint64_t seq, struct span element)
 {
-    uint64_t seq = replay_ring_append(&s->ring, element.ptr, element.len);
+    struct buf *frame = &s->table->frame;
+    buf_reset(frame);
+    if (!buf_reserve(frame, LWS_PRE + element.len + 64)) {
+        out_of_memory(s);
+        return;
+    }
+    frame->len = LWS_PRE;
+    if (!encode_frame(s, frame, seq, false, add_one, &element)) {
+        out_of_memory(s);
+    } else if (s->wsi && s->carrier == LEGACY_CARRIER_WEBSOCKET && s->channel_live) {
+        unsigned char *data = (unsigned char *)frame->data + LWS_PRE;
+        size_t len = frame->len - LWS_PRE;
+        bool nomem;
+        s->last_sent_ms = clock_now_ms();
+        s->loop->stats.messages_to_clients++;
+        s->loop->stats.bytes_to_clients += len;
+        if (!wsmsg_send_borrowed(s->wsi, &s->to_client, data, len, false, &nomem) && nomem)
+            out_of_memory(s);
+        else if (s->to_client.bytes > s->loop->cfg->max_buffered_bytes)
+            pause_links(s, true); /* the client is slow: stop reading the hubs */
+    } else {
+        legacy_session_queue_text(s, frame->data + LWS_PRE, frame->len - LWS_PRE);
+    }
+    if (frame->cap > FRAME_BUFFER_KEPT)
+        buf_free(frame);
+}
+
+/* Every message to the client goes through the ring first, so a reconnect can replay it. The
+ * ring takes a reference to the element: a fan-out's recipients share one. */
+void legacy_session_push_text(struct legacy_session *s, struct replay_text *text)
+{
+    struct span element = span_make(text->data, text->len);
+    uint64_t seq = replay_ring_append_text(&s->ring, text);
     if (!seq) {
         out_of_memory(s);
         return;
@@ -111,13 +149,7 @@ void legacy_session_push_element(struct legacy_session *s, struct span element)
     }
     if (!s->channel_live || s->closing || !s->started)
         return;
-    struct buf frame;
-    buf_init(&frame);
-    if (encode_frame(s, &frame, seq, false, add_one, &element))
-        legacy_session_queue_text(s, frame.data, frame.len);
-    else
-        out_of_memory(s);
-    buf_free(&frame);
+    push_frame(s, seq, element);
     if (is_progress)
         s->progress_frame = s->stream_frames_queued;
 }
@@ -129,7 +161,7 @@ struct replay_ctx {
 static void add_replayed(void *ctx, const struct replay_entry *e)
 {
     struct replay_ctx *c = ctx;
-    legacy_response_add_raw(c->r, span_make(e->data, e->len), NULL);
+    legacy_response_add_raw(c->r, span_make(e->text->data, e->text->len), NULL);
 }
 
 struct replay_all {

@@ -65,6 +65,8 @@ struct legacy_table {
     uint32_t instance_id;            /* random per process: in legacy cursors */
     struct legacy_identities *identities; /* service mode: identities from the apps' negotiate, else NULL */
     struct backends *backends;       /* proxy mode: asked at negotiate whether the client may use its hubs */
+    struct buf frame;                /* a pushed element's frame being built, LWS_PRE bytes first: reused
+                                        by every push (legacy_session_push_text), owned */
 };
 
 /* hub_count hubs, whose endpoint the caller then sets. False when out of
@@ -236,7 +238,7 @@ void legacy_session_result_error(struct legacy_session *s, const char *legacy_id
 
 /* For legacy_session_links.c: an element for the client's next M frame (through the replay ring),
  * a frame straight to the client. */
-void legacy_session_push_element(struct legacy_session *s, struct span element);
+void legacy_session_push_text(struct legacy_session *s, struct replay_text *element);
 void legacy_session_queue_text(struct legacy_session *s, const char *data, size_t len);
 
 #endif

@@ -19,9 +19,9 @@ static bool any_link_full(const struct legacy_session *s)
     return false;
 }
 
-static void link_push(void *owner, struct span element)
+static void link_push(void *owner, struct replay_text *element)
 {
-    legacy_session_push_element(owner, element);
+    legacy_session_push_text(owner, element);
 }
 
 /* A hub result: in the answer of the /send that waits for it (SSE, long

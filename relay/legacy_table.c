@@ -116,5 +116,6 @@ void legacy_table_free(struct legacy_table *t)
     }
     free(t->hubs);
     t->hubs = NULL;
+    buf_free(&t->frame);
     token_key_clear(&t->token_key);
 }

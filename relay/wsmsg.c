@@ -115,6 +115,27 @@ bool wsmsg_send(struct lws *wsi, struct msg_queue *q, struct wsmsg *m)
     return true;
 }
 
+bool wsmsg_send_borrowed(struct lws *wsi, struct msg_queue *q, unsigned char *data, size_t len, bool binary,
+                         bool *nomem)
+{
+    *nomem = false;
+    if (msg_queue_is_empty(q) && !lws_partial_buffered(wsi)) {
+        capture_ws_frame(wsi, false, data, len, binary);
+        if (lws_write(wsi, data, len, binary ? LWS_WRITE_BINARY : LWS_WRITE_TEXT) >= 0)
+            return true;
+        lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
+        return false;
+    }
+    struct wsmsg *m = wsmsg_copy(data, len, binary);
+    if (!m) {
+        *nomem = true;
+        return false;
+    }
+    msg_queue_push(q, m);
+    lws_callback_on_writable(wsi);
+    return true;
+}
+
 bool wsmsg_flush(struct lws *wsi, struct msg_queue *q)
 {
     struct wsmsg *m;

@@ -116,6 +116,17 @@ void wsmsg_resume_reading(struct lws *wsi, bool *paused);
  * passes in every case. False when the socket failed: lws will close it. */
 bool wsmsg_send(struct lws *wsi, struct msg_queue *q, struct wsmsg *m);
 
+/* As wsmsg_send, for bytes the caller keeps: data has LWS_PRE writable bytes
+ * in front of it (lws writes the frame header there). Written at once from
+ * there when nothing is ahead of them, with no allocation and no copy (what
+ * the kernel does not take, lws keeps a copy of); else copied into a message
+ * and queued. A sender that builds each frame in one reused buffer (a legacy
+ * recipient's frame of a fan-out) so pays no malloc, copy and free per
+ * message. False when the socket failed, or when the copy could not be
+ * allocated (*nomem set: the caller ends the connection with a reason). */
+bool wsmsg_send_borrowed(struct lws *wsi, struct msg_queue *q, unsigned char *data, size_t len, bool binary,
+                         bool *nomem);
+
 /* From the WRITEABLE callback: writes queued messages while the socket takes
  * them whole, and asks for another callback if some remain. False on a write
  * error (the callback then returns -1). */

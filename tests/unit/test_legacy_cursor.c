@@ -16,6 +16,9 @@ int main(void)
     CHECK_BYTES(text, n, "ffffffff-ffffffffffffffff");
     CHECK(legacy_cursor_parse(span_make(text, n), &instance, &seq));
     CHECK(seq == UINT64_MAX);
+    n = legacy_cursor_format(text, 0, 0x10a);
+    CHECK_BYTES(text, n, "0-10a");
+    CHECK(text[n] == '\0');
     /* What the original server wrote, and other junk, is not ours. */
     const char *foreign[] = { "d-5C1B2A9F-A,0|B,0|C,1", "", "-", "1-", "-1", "1-1-1", "01-1", "1-01",
                               "1-G", "123456789-1", "1-12345678901234567", "1 -1", "A-1" };

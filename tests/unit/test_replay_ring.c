@@ -16,7 +16,7 @@ static void collect(void *ctx, const struct replay_entry *e)
     struct collected *c = ctx;
     if (c->count < 64)
         c->seqs[c->count++] = e->seq;
-    c->bytes += e->len;
+    c->bytes += e->text->len;
 }
 
 static void test_basic(void)
@@ -67,6 +67,33 @@ static void test_byte_limit(void)
     replay_ring_free(&r);
 }
 
+/* One text in several rings (a fan-out's element): each holds a reference, none a copy; the
+ * text lives until the last ring let go of it. */
+static void test_shared_text(void)
+{
+    struct replay_ring a, b;
+    replay_ring_init(&a, 2, 1 << 20);
+    replay_ring_init(&b, 100, 1 << 20);
+    struct replay_text *t = replay_text_new("{\"H\":\"hub\"}", 11);
+    CHECK(t != NULL);
+    CHECK_EQ_INT(replay_ring_append_text(&a, t), 1);
+    CHECK_EQ_INT(replay_ring_append_text(&b, t), 1);
+    CHECK_EQ_INT(t->refs, 3);
+    CHECK_EQ_INT(a.bytes, 11);
+    CHECK(list_container_of(a.entries.next, struct replay_entry, link)->text == t);
+    replay_ring_append(&a, "x", 1);
+    replay_ring_append(&a, "y", 1); /* a keeps 2: t's entry is evicted */
+    CHECK_EQ_INT(t->refs, 2);
+    replay_text_unref(t); /* the caller's */
+    CHECK_EQ_INT(t->refs, 1);
+    struct collected c = { { 0 }, 0, 0 };
+    CHECK_EQ_INT(replay_ring_after(&b, 0, collect, &c), REPLAY_OK);
+    CHECK_EQ_INT(c.bytes, 11);
+    replay_ring_free(&b); /* the last reference: freed (ASan would see a leak otherwise) */
+    replay_ring_free(&a);
+    replay_text_unref(NULL);
+}
+
 /* Random appends and cursors against the model: replay is possible exactly
  * when every seq in (cursor, last] is held, and then returns exactly those. */
 static void test_random(void)
@@ -108,6 +135,7 @@ static void test_random(void)
 int main(void)
 {
     test_basic();
+    test_shared_text();
     test_byte_limit();
     test_random();
     return test_main_result("test_replay_ring");

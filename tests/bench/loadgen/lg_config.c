@@ -33,9 +33,14 @@ static const char usage_text[] =
 "                         negotiates at /client/negotiate?hub=HUB and connects to /client/ with an\n"
 "                         access token signed here with KEY (as the app's negotiate would mint it)\n"
 "  --service-hub HUB      the hub key in service mode (default chat)\n"
-"  --group NAME           Core only: every connection invokes JoinGroup(NAME) and waits for its\n"
-"                         completion before it counts as open; broadcast then calls\n"
+"  --group NAME           every connection invokes JoinGroup(NAME) (legacy: after /start) and waits\n"
+"                         for its completion before it counts as open; broadcast then calls\n"
 "                         SendToGroup(NAME, \"t=<us>;...\") and counts \"groupMessage\" deliveries\n"
+"  --mixed                half Core, half legacy: with --procs K (K >= 2) the odd-numbered processes\n"
+"                         are legacy clients (base /signalr, --legacy-hub; in service mode the\n"
+"                         --service-hub, and the relay asks the app's negotiate who they are:\n"
+"                         its --app-negotiate), the others use\n"
+"                         --protocol, Core only (process 0 sends the broadcast rounds)\n"
 "\n"
 "Connections\n"
 "  --connections N        connections held during the run (default 1)\n"
@@ -99,6 +104,19 @@ static const char *const scenario_names[] = {"idle", "echo", "broadcast", "churn
 
 const char *lg_proto_name(enum lg_proto proto) { return proto_names[proto]; }
 const char *lg_scenario_name(enum lg_scenario scenario) { return scenario_names[scenario]; }
+
+void lg_config_for_proc(const struct lg_config *cfg, uint32_t k, struct lg_config *out)
+{
+    *out = *cfg;
+    if (!cfg->mixed || k % 2 == 0)
+        return;
+    out->proto = LG_PROTO_LEGACY;
+    snprintf(out->path, sizeof out->path, "/signalr");
+    if (cfg->service_hub[0]) /* the same hub as the Core half's */
+        snprintf(out->legacy_hub, sizeof out->legacy_hub, "%s", cfg->service_hub);
+    out->service_hub[0] = '\0';
+    out->service_token[0] = '\0';
+}
 
 static int parse_double(const char *opt, const char *text, double min, double *out)
 {
@@ -170,7 +188,7 @@ enum {
     OPT_URL = 256, OPT_PATH, OPT_PROTOCOL, OPT_LEGACY_HUB, OPT_SKIP_NEG, OPT_CONNECTIONS, OPT_SOURCES,
     OPT_RAMP, OPT_MAX_PENDING, OPT_CONNECT_TIMEOUT, OPT_PROCS, OPT_SCENARIO, OPT_RATE, OPT_COUNT,
     OPT_CHURN_HOLD, OPT_PAYLOAD, OPT_DURATION, OPT_DRAIN, OPT_CLOSE_TIMEOUT, OPT_MAX_TIME, OPT_WATCH, OPT_SETTLE,
-    OPT_SERVICE_KEY, OPT_SERVICE_HUB, OPT_GROUP,
+    OPT_SERVICE_KEY, OPT_SERVICE_HUB, OPT_GROUP, OPT_MIXED,
 };
 
 int lg_config_parse(int argc, char **argv, struct lg_config *cfg)
@@ -184,6 +202,7 @@ int lg_config_parse(int argc, char **argv, struct lg_config *cfg)
         {"service-key", required_argument, NULL, OPT_SERVICE_KEY},
         {"service-hub", required_argument, NULL, OPT_SERVICE_HUB},
         {"group", required_argument, NULL, OPT_GROUP},
+        {"mixed", no_argument, NULL, OPT_MIXED},
         {"connections", required_argument, NULL, OPT_CONNECTIONS},
         {"sources", required_argument, NULL, OPT_SOURCES},
         {"ramp", required_argument, NULL, OPT_RAMP},
@@ -258,6 +277,7 @@ int lg_config_parse(int argc, char **argv, struct lg_config *cfg)
             if (!plain_name(optarg, sizeof cfg->group)) { fprintf(stderr, "signalr-loadgen: --group: bad name\n"); return -1; }
             snprintf(cfg->group, sizeof cfg->group, "%s", optarg);
             break;
+        case OPT_MIXED: cfg->mixed = 1; break;
         case OPT_CONNECTIONS:
             if (parse_u64("--connections", optarg, 1, 10000000, &u)) return -1;
             cfg->connections = (uint32_t)u;
@@ -334,8 +354,13 @@ int lg_config_parse(int argc, char **argv, struct lg_config *cfg)
         fprintf(stderr, "signalr-loadgen: --skip-negotiate is for Core protocols only\n");
         return -1;
     }
-    if ((service_key || cfg->group[0]) && cfg->proto == LG_PROTO_LEGACY) {
-        fprintf(stderr, "signalr-loadgen: --service-key and --group are for Core protocols only\n");
+    if (service_key && cfg->proto == LG_PROTO_LEGACY) {
+        fprintf(stderr, "signalr-loadgen: --service-key is for Core protocols only (legacy clients of a service-mode\n"
+                        "  relay connect at its /signalr as anywhere: the relay asks the app who they are)\n");
+        return -1;
+    }
+    if (cfg->mixed && (cfg->proto == LG_PROTO_LEGACY || cfg->procs < 2)) {
+        fprintf(stderr, "signalr-loadgen: --mixed needs --procs 2 or more and a Core --protocol (json, messagepack)\n");
         return -1;
     }
     if (service_key) {

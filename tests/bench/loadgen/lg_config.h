@@ -39,6 +39,7 @@ struct lg_config {
     char service_hub[64];        /* service mode (relay's /client/ endpoint) when not "" */
     char service_token[1024];    /* the client access token every connection presents */
     char group[64];              /* join this group during setup; broadcast sends to it */
+    int mixed;                   /* --procs K: the odd-numbered processes are legacy clients */
     pid_t watch[LG_MAX_WATCH];
     uint32_t nwatch;
     uint32_t procs;
@@ -49,6 +50,10 @@ struct lg_config {
 /* Fills cfg from argv. Returns 0 to run, 1 when --help was printed, -1 on a usage error
  * (message already printed to stderr). */
 int lg_config_parse(int argc, char **argv, struct lg_config *cfg);
+
+/* The configuration process k of --procs runs with: cfg itself, except that with --mixed the
+ * odd-numbered processes are legacy clients (base /signalr, no service token). */
+void lg_config_for_proc(const struct lg_config *cfg, uint32_t k, struct lg_config *out);
 
 const char *lg_proto_name(enum lg_proto proto);
 const char *lg_scenario_name(enum lg_scenario scenario);

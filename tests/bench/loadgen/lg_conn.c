@@ -607,6 +607,11 @@ static void http_on_response(struct lg_worker *w, uint32_t slot, int status, con
             return;
         }
         http_done(w, c);
+        if (cfg->group[0]) { /* started: now the hub call that joins the group, as a Core client's */
+            c->state = CS_JOINING;
+            lg_conn_invoke2(w, slot, "JoinGroup", NULL, cfg->group, strlen(cfg->group), now);
+            return;
+        }
         conn_opened(w, slot, now);
         return;
     case CS_CLOSING:

@@ -389,12 +389,13 @@ static void legacy_messages(const cJSON *list, lg_sig_event_fn fn, void *ctx)
     cJSON_ArrayForEach(item, list) {
         struct lg_sig_event ev;
         const cJSON *method = cJSON_GetObjectItemCaseSensitive(item, "M");
-        if (cJSON_IsString(method) && strcasecmp(method->valuestring, "broadcast") == 0) {
+        if (cJSON_IsString(method) && is_fanout_target(method->valuestring, strlen(method->valuestring))) {
             event_init(&ev, LG_SIG_BROADCAST);
             const cJSON *args = cJSON_GetObjectItemCaseSensitive(item, "A");
-            const cJSON *first = cJSON_IsArray(args) ? args->child : NULL;
-            if (cJSON_IsString(first))
-                ev.ts_ok = parse_stamp(first->valuestring, strlen(first->valuestring), &ev.ts);
+            const cJSON *a = cJSON_IsArray(args) ? args->child : NULL;
+            for (; a && !ev.ts_ok; a = a->next)
+                if (cJSON_IsString(a))
+                    ev.ts_ok = parse_stamp(a->valuestring, strlen(a->valuestring), &ev.ts);
         } else {
             event_init(&ev, LG_SIG_INVOCATION);
         }

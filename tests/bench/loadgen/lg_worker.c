@@ -67,7 +67,7 @@ uint64_t lg_worker_fds_needed(const struct lg_config *cfg, uint32_t nworkers, ui
      * (legacy) closed. Plus epoll, stdio, the control pipe. */
     uint32_t pending = cfg->max_pending / nworkers + 1;
     uint32_t churn = lg_worker_churn_slots(cfg, nworkers);
-    uint64_t side = cfg->proto == LG_PROTO_LEGACY ? nconns : pending;
+    uint64_t side = cfg->proto == LG_PROTO_LEGACY || cfg->mixed ? nconns : pending;
     return (uint64_t)nconns + side + 2ull * churn + 32;
 }
 

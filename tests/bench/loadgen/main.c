@@ -153,9 +153,12 @@ static int write_full(int fd, const void *buf, size_t len)
     return 0;
 }
 
-static void child_main(const struct lg_config *cfg, uint32_t k, int fd)
+static void child_main(const struct lg_config *all, uint32_t k, int fd)
 {
-    struct lg_worker *w = malloc(sizeof *w);
+    struct lg_config *cfg = malloc(sizeof *cfg); /* this process's (--mixed); lives until _exit */
+    struct lg_worker *w = cfg ? malloc(sizeof *w) : NULL;
+    if (cfg)
+        lg_config_for_proc(all, k, cfg);
     int rc = w ? lg_worker_run(w, cfg, k, cfg->procs, share_of(cfg, k), fd, &stop_requested) : -1;
     char done = 'C';
     if (rc == 0) {
@@ -163,6 +166,7 @@ static void child_main(const struct lg_config *cfg, uint32_t k, int fd)
         write_full(fd, &w->st, sizeof w->st);
     }
     free(w);
+    free(cfg);
     _exit(rc == 0 ? 0 : 1);
 }
 

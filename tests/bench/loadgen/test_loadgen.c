@@ -305,11 +305,13 @@ static void test_sig_legacy(void)
          "{\"H\":\"ChatHub\",\"M\":\"broadcast\",\"A\":[\"t=99;x\"]}]}"),
         "{}",
         "{\"I\":\"P|2\",\"P\":{\"I\":\"2\",\"D\":50}}",
+        /* a group send of the service app's Bench hub: the stamp is the second argument */
+        "{\"C\":\"d-5C1B2A9F-A,2|B,0|C,1\",\"M\":[{\"H\":\"bench\",\"M\":\"groupMessage\",\"A\":[\"g1\",\"t=123;xx\"]}]}",
     };
     nevents = 0;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         lg_sig_parse_legacy(cases[i], strlen(cases[i]), collect, NULL);
-    CHECK_EQ_INT(nevents, 7);
+    CHECK_EQ_INT(nevents, 8);
     CHECK(events[0].kind == LG_SIG_INIT);
     CHECK(events[1].kind == LG_SIG_COMPLETION && events[1].id_ok && events[1].id == 0 && !events[1].is_error);
     CHECK(events[2].kind == LG_SIG_COMPLETION && events[2].id == 1 && events[2].is_error);
@@ -317,6 +319,7 @@ static void test_sig_legacy(void)
     CHECK(events[4].kind == LG_SIG_BROADCAST && events[4].ts == 99);
     CHECK(events[5].kind == LG_SIG_KEEPALIVE);
     CHECK(events[6].kind == LG_SIG_OTHER);
+    CHECK(events[7].kind == LG_SIG_BROADCAST && events[7].ts_ok && events[7].ts == 123);
 
     char text[160], *token;
     const char *legacy_neg =
