@@ -318,6 +318,8 @@ static bool handle_message(struct service_server *s, struct span body, size_t *w
  * app's messages never changes, so an Ack still follows the sends the app
  * wrote before it: that wait is the app's order, not the relay's. */
 
+static void server_free(struct service_server *s);
+
 /* The loop's turn: libev's iteration count. lws' own poll() loop has none:
  * there the budget lasts until the next service_servers_turn. */
 static unsigned loop_turn(const struct loop *loop)
@@ -450,7 +452,8 @@ int service_server_receive(struct service_server *s, const void *in, size_t len)
 
 /* The turn of every connection that was behind when it began, in the order
  * they fell behind; one still behind afterwards queues again at the back
- * (round robin). One that closed meanwhile drops what waited. */
+ * (round robin). One the relay closed meanwhile drops what waited; one whose
+ * socket ended (service_server_destroy) is freed once it caught up. */
 void service_servers_turn(struct timer_entry *e)
 {
     struct service *svc = list_container_of(e, struct service, turn_timer);
@@ -471,6 +474,8 @@ void service_servers_turn(struct timer_entry *e)
             }
         }
         catch_up(s);
+        if (s->ended)
+            server_free(s);
     }
 }
 
@@ -573,20 +578,13 @@ static void client_lost(void *ctx, struct svc_client *client)
                                          : "the app's server connection closed");
 }
 
-void service_server_destroy(struct service_server *s)
+/* The connection is gone: its clients are closed, its memory freed. */
+static void server_free(struct service_server *s)
 {
-    timer_cancel(&s->tick);
-    s->wsi = NULL;
     if (list_is_linked(&s->behind_link))
         list_unlink(&s->behind_link);
-    if (s->behind && !s->closing)
-        /* The socket ended while messages waited: an abrupt end (a clean close comes behind
-         * them and is read only once they were handled). What waits is dropped, as the kernel
-         * drops what the relay had not read yet at a reset (docs/ARCHITECTURE.md). */
-        log_warn("service: app server connection %s (hub %s) ended with %zu bytes of its messages not handled yet; "
-                 "dropped", server_name(s), s->hub->key, s->unread.len);
     if (s->behind)
-        catch_up(s);
+        catch_up(s); /* what still waits is dropped (the relay is stopping) */
     s->closing = true;
     if (s->in_model) {
         size_t n = svc_hub_remove_server(&s->hub->model, &s->conn, client_lost, s);
@@ -606,11 +604,37 @@ void service_server_destroy(struct service_server *s)
     free(s);
 }
 
+void service_server_destroy(struct service_server *s)
+{
+    timer_cancel(&s->tick);
+    s->wsi = NULL;
+    if (s->behind && !s->closing && !s->service->stopping && !s->service->loop->destroying) {
+        /* The socket ended while messages it brought waited for their turn (an abrupt end:
+         * a clean close comes behind them and is read only once they were handled). They
+         * are handled first, in their turns, as they would have been at once before the
+         * budget: what the relay read of an app's connection is handled, whatever happens
+         * to the socket afterwards. Its clients are closed after that (service_servers_turn);
+         * meanwhile it takes no new ones and what is written to it goes nowhere. */
+        s->ended = true;
+        if (s->in_model)
+            svc_server_stop_accepting(&s->conn);
+        log_info("service: app server connection %s (hub %s) ended with %zu bytes of its messages still to handle",
+                 server_name(s), s->hub->key, s->unread.len);
+        return;
+    }
+    server_free(s);
+}
+
 void service_servers_shutdown(struct service *svc)
 {
     svc->stopping = true;
-    for (struct list_node *n = svc->servers.next; n != &svc->servers; n = n->next) {
+    struct list_node *n = svc->servers.next;
+    while (n != &svc->servers) {
         struct service_server *s = list_container_of(n, struct service_server, link);
-        close_server(s, LWS_CLOSE_STATUS_GOINGAWAY, "the relay is shutting down");
+        n = n->next;
+        if (s->ended) /* its socket is gone already: what still waits is dropped */
+            server_free(s);
+        else
+            close_server(s, LWS_CLOSE_STATUS_GOINGAWAY, "the relay is shutting down");
     }
 }

@@ -27,7 +27,8 @@
  * pending WebSocket message, written on the next WRITEABLE callback.
  *
  * Lifetime: created when the upgrade is accepted, destroyed exactly once
- * when lws destroys the wsi. */
+ * when lws destroys the wsi, or, when messages it brought still waited for
+ * their turn then, once they were handled (or when the relay stops). */
 #ifndef SR_SERVICE_SERVER_H
 #define SR_SERVICE_SERVER_H
 
@@ -59,6 +60,7 @@ struct service_server {
     unsigned turn;                  /* the loop turn turn_work was counted in */
     size_t turn_work;               /* deliveries (at least one per message) made in that turn */
     bool behind;                    /* messages wait for the next turn; reading is paused */
+    bool ended;                     /* the socket went while behind: freed once they were handled */
     struct list_node behind_link;   /* in service.behind while behind */
     struct buf unread;              /* what was read and not handled yet: the framer's chunk while behind */
     struct wsmsg *batch;            /* service messages not yet handed to lws */

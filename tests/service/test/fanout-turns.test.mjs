@@ -9,7 +9,7 @@
 // now every client sees the two interleaved (each one's messages still in order, nothing lost,
 // nothing twice), and a third connection's broadcast, written right behind them, reaches every
 // client before either burst's end (its Ack comes back too). Ordering only: no timing window.
-import { test, after } from "../../lib/test.mjs";
+import { test, before, after } from "../../lib/test.mjs";
 import assert from "node:assert/strict";
 import crypto from "node:crypto";
 import WebSocket from "ws";
@@ -25,8 +25,11 @@ const CLIENTS = 30;
 const BURST = 150; // messages per burst: ~9 KB, one read of the relay (16 KB)
 const T = { timeout: 90000 };
 
-const jwt = (claims, kind) => wireJwt(KEY, claims, kind, HUB);
+const jwt = (claims, kind, hub) => wireJwt(KEY, claims, kind, hub);
 let relay;
+before(async () => {
+    relay = await startRelay(["--service-key", KEY, "--service-fanout-budget", String(BUDGET)]);
+});
 after(async () => {
     if (relay) await relay.stop();
 });
@@ -36,9 +39,9 @@ async function opened(ws, what) {
 }
 
 // A fake app server connection with every message it received in `got`.
-async function appServer(serverId) {
-    const ws = new WebSocket(`${relay.url.replace("http", "ws")}/server/?hub=${HUB}&cid=${crypto.randomUUID()}`, {
-        headers: { Authorization: `Bearer ${jwt({ nameid: serverId }, "server")}` },
+async function appServer(serverId, hub = HUB) {
+    const ws = new WebSocket(`${relay.url.replace("http", "ws")}/server/?hub=${hub}&cid=${crypto.randomUUID()}`, {
+        headers: { Authorization: `Bearer ${jwt({ nameid: serverId }, "server", hub)}` },
     });
     const server = { ws, got: [] };
     ws.on("message", (data) => server.got.push(...unframe(Buffer.from(data))));
@@ -49,15 +52,16 @@ async function appServer(serverId) {
 }
 
 // A raw Core JSON client; `records` holds every hub message it received, parsed.
-async function client(n) {
-    const token = jwt({ "asrs.s.uid": `u${n}` }, "client");
-    const res = await fetch(`${relay.url}/client/negotiate?hub=${HUB}&negotiateVersion=1`, {
+async function client(n, hub = HUB) {
+    const token = jwt({ "asrs.s.uid": `u${n}` }, "client", hub);
+    const res = await fetch(`${relay.url}/client/negotiate?hub=${hub}&negotiateVersion=1`, {
         method: "POST", headers: { Authorization: `Bearer ${token}` },
     });
     assert.equal(res.status, 200);
     const { connectionId, connectionToken } = await res.json();
-    const ws = new WebSocket(`${relay.url.replace("http", "ws")}/client/?hub=${HUB}&id=${connectionToken}&access_token=${token}`);
-    const c = { ws, id: connectionId, records: [] };
+    const ws = new WebSocket(`${relay.url.replace("http", "ws")}/client/?hub=${hub}&id=${connectionToken}&access_token=${token}`);
+    const c = { ws, id: connectionId, records: [], closed: false };
+    ws.on("close", () => { c.closed = true; });
     ws.on("message", (data) => {
         for (const text of data.toString().split(RS))
             if (text) c.records.push(JSON.parse(text));
@@ -77,20 +81,25 @@ async function metric(name) {
     return Number(m[1]);
 }
 
-test("two server connections' fan-out bursts take turns; a third connection is served meanwhile; nothing lost or reordered", T, async () => {
-    relay = await startRelay(["--service-key", KEY, "--service-fanout-budget", String(BUDGET)]);
-    const a = await appServer("app-a");
-    const b = await appServer("app-b");
+// CLIENTS clients of `hub`, each handshake answered by the server connection it was bound to.
+async function clientsOf(hub, servers) {
     const clients = [];
     for (let n = 0; n < CLIENTS; n += 10)
-        clients.push(...(await Promise.all(Array.from({ length: 10 }, (_, k) => client(n + k)))));
-    // Each client's OpenConnection went to one of the two; that one answers its handshake.
+        clients.push(...(await Promise.all(Array.from({ length: 10 }, (_, k) => client(n + k, hub)))));
     for (const c of clients) {
-        const owner = await pollUntil(async () => [a, b].find((s) => s.got.some((m) => m[0] === 4 && m[1] === c.id)),
+        const owner = await pollUntil(async () => servers.find((s) => s.got.some((m) => m[0] === 4 && m[1] === c.id)),
             Boolean, `OpenConnection of ${c.id}`, 15000, 20);
         owner.ws.send(frame([6, c.id, Buffer.from(`{}${RS}`), ext([[5, 1]])]));
+        c.owner = owner;
     }
     await pollUntil(async () => clients.every((c) => c.records.length > 0), Boolean, "every handshake answer", 15000, 20);
+    return clients;
+}
+
+test("two server connections' fan-out bursts take turns; a third connection is served meanwhile; nothing lost or reordered", T, async () => {
+    const a = await appServer("app-a");
+    const b = await appServer("app-b");
+    const clients = await clientsOf(HUB, [a, b]);
     const deferredBefore = await metric("signalr_relay_service_fanout_turns_deferred_total");
     const deliveriesBefore = await metric("signalr_relay_service_fanout_deliveries_total");
 
@@ -146,4 +155,34 @@ test("two server connections' fan-out bursts take turns; a third connection is s
     assert.ok(deferred >= 2 * (turns - 1), `${deferred} turns deferred, at least ${2 * (turns - 1)} expected`);
     for (const c of clients) c.ws.terminate();
     for (const s of [a, b, third]) s.ws.terminate();
+});
+
+// A connection whose socket goes while its messages wait for their turns (here: the fake app
+// closes its socket right after its burst; the relay notices when it writes the burst's Acks to
+// it) still has everything the relay read of it handled, in order, before its clients are closed,
+// as when a read was handled whole.
+test("what a server connection sent before its socket went is handled before its clients are closed", T, async () => {
+    const hub = "endhub";
+    const a = await appServer("app-a", hub);
+    const b = await appServer("app-b", hub);
+    const clients = await clientsOf(hub, [a, b]);
+    const parts = [];
+    for (let i = 0; i < BURST; i++) {
+        parts.push(broadcast("e", i));
+        if (i % 10 === 9) parts.push(frame([18, clients[0].id, `g-e-${i}`, 1000 + i, {}]));
+    }
+    a.ws.send(Buffer.concat(parts));
+    a.ws.terminate();
+    await pollUntil(async () => clients.filter((c) => c.records.filter((r) => r.target === "m").length < BURST).length,
+        (left) => left === 0, "every client to get the whole burst", 60000, 50);
+    for (const c of clients)
+        assert.deepEqual(tagsOf(c).filter((t) => t.startsWith("m:")), Array.from({ length: BURST }, (_, i) => `m:e:${i}`), `client ${c.id}`);
+    // Then the clients bound to the connection that went are closed (with allowReconnect); the others stay.
+    const mine = clients.filter((c) => c.owner === a), others = clients.filter((c) => c.owner === b);
+    assert.ok(mine.length > 0 && others.length > 0, `${mine.length} clients on a, ${others.length} on b`);
+    await pollUntil(async () => mine.every((c) => c.closed), Boolean, "a's clients to be closed", 30000, 50);
+    for (const c of mine) assert.equal(c.records[c.records.length - 1].allowReconnect, true);
+    assert.ok(others.every((c) => !c.closed));
+    for (const c of clients) c.ws.terminate();
+    b.ws.terminate();
 });
