@@ -266,6 +266,14 @@ void svc_framer_push(struct svc_framer *f, const char *data, size_t len);
  * drop the chunk); PROTO_ERR_TOO_LARGE / PROTO_ERR_NOMEM, sticky. */
 enum proto_status svc_framer_next(struct svc_framer *f, struct span *body, struct proto_error *err);
 
+/* What the framer has not taken yet of the chunk it borrows: after a
+ * PROTO_OK, the rest of the stream a caller that stops there must keep (and
+ * push again later) itself; empty once svc_framer_next said PROTO_INCOMPLETE. */
+static inline struct span svc_framer_unread(const struct svc_framer *f)
+{
+    return f->in ? span_make(f->in + f->in_pos, f->in_len - f->in_pos) : span_make(NULL, 0);
+}
+
 /* Bytes held for an incomplete message (for limits and metrics). */
 static inline size_t svc_framer_buffered(const struct svc_framer *f)
 {

@@ -68,6 +68,7 @@ void config_init(struct relay_config *cfg)
     cfg->max_buffered_bytes = 256u << 10;
     cfg->ws_read_buffer_bytes = 256;
     cfg->max_connections = 10000;
+    cfg->service_fanout_budget = 1000;
     cfg->max_request_line_bytes = 8u << 10;
     cfg->max_request_headers_bytes = 32u << 10;
     cfg->header_timeout_ms = 10000;
@@ -468,6 +469,8 @@ enum config_result config_apply_setting(struct relay_config *cfg, const char *na
     if (strcmp(name, "resolv-conf") == 0) return set_nonempty("--resolv-conf", &cfg->resolv_conf, value, err, err_len);
     if (strcmp(name, "service-key") == 0) return add_service_key(cfg, value, err, err_len);
     if (strcmp(name, "app-negotiate") == 0) return add_app_negotiate(cfg, value, err, err_len);
+    if (strcmp(name, "service-fanout-budget") == 0)
+        return parse_count("--service-fanout-budget", value, &cfg->service_fanout_budget, err, err_len);
     if (strcmp(name, "log-level") == 0)
         return set_log_name("--log-level", log_level_from_name, "error, warn, info or debug", &cfg->log_level, value, err, err_len);
     if (strcmp(name, "log-format") == 0)

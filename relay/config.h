@@ -80,6 +80,7 @@ struct relay_config {
     size_t max_buffered_bytes;    /* queued toward one peer before reading from the other pauses */
     size_t max_connections;       /* client connections held at once; 0 = no limit (10000) */
     size_t max_connections_per_address; /* from one peer address; 0 = no limit (the default) */
+    size_t service_fanout_budget; /* service mode: deliveries one server connection makes per loop turn (1000); 0 = no bound */
     size_t ws_read_buffer_bytes;  /* lws rx buffer per WebSocket: memory per connection, bytes per read */
     size_t max_request_line_bytes;    /* request target (path and query); longer: 414 (8K, as Kestrel) */
     size_t max_request_headers_bytes; /* request headers; more: 431 (32K, as Kestrel) */

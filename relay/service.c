@@ -18,6 +18,8 @@ bool service_init(struct service *svc, struct loop *loop, const uint8_t seed[DIC
     svc->loop = loop;
     list_init_head(&svc->hubs);
     list_init_head(&svc->servers);
+    list_init_head(&svc->behind);
+    timer_entry_init(&svc->turn_timer, service_servers_turn);
     memcpy(svc->seed, seed, DICT_SEED_LEN);
     spent_ids_init(&svc->spent, seed);
     spent_ids_init(&svc->stateful, seed);
@@ -61,6 +63,7 @@ void service_free(struct service *svc)
         svc_hub_free(&hub->model);
         free(hub);
     }
+    timer_cancel(&svc->turn_timer); /* every server connection is gone: none is behind */
     spent_ids_free(&svc->spent);
     spent_ids_free(&svc->stateful);
     early_sends_free(&svc->early);
@@ -244,6 +247,7 @@ void service_render_metrics(struct service *svc, struct buf *out)
     metric_line(out, "signalr_relay_service_acks_total", NULL, st->acks_sent);
     metric_line(out, "signalr_relay_service_slow_client_closes_total", NULL, st->slow_client_closes);
     metric_line(out, "signalr_relay_service_dropped_unknown_total", NULL, st->dropped_unknown);
+    metric_line(out, "signalr_relay_service_fanout_turns_deferred_total", NULL, st->fanout_turns_deferred);
     for (struct list_node *n = svc->hubs.next; n != &svc->hubs; n = n->next) {
         struct service_hub *hub = list_container_of(n, struct service_hub, link);
         metric_line(out, "signalr_relay_service_server_connections", hub->key, hub->model.server_count);

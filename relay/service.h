@@ -46,6 +46,7 @@ struct service_stats {
     uint64_t acks_sent;
     uint64_t slow_client_closes;    /* clients closed for not reading what the app sent them */
     uint64_t dropped_unknown;       /* messages for connection ids the relay does not hold (A.4) */
+    uint64_t fanout_turns_deferred; /* times a server connection's messages waited for the next loop turn */
 };
 
 struct service;
@@ -87,6 +88,8 @@ struct service_hub {
 
 /* deferred_timer's callback (relay/service_channel.c). */
 void service_channels_deferred(struct timer_entry *e);
+/* turn_timer's callback (relay/service_server.c). */
+void service_servers_turn(struct timer_entry *e);
 
 struct service {
     struct loop *loop;
@@ -103,6 +106,11 @@ struct service {
     size_t hub_count;
     struct list_node servers;       /* struct service_server.link: every server connection */
     size_t server_count;
+    /* Server connections whose messages wait for the next loop turn (their turn's
+     * --service-fanout-budget was spent), in the order they take turns; the timer runs
+     * service_servers_turn on the next turn. */
+    struct list_node behind;        /* struct service_server.behind_link */
+    struct timer_entry turn_timer;
     struct service_stats stats;
 };
 

@@ -85,6 +85,8 @@ static void close_server(struct service_server *s, enum lws_close_status code, c
         return;
     log_info("service: closing app server connection %s (hub %s): %s", server_name(s), s->hub->key, why);
     s->closing = true;
+    if (s->behind) /* what waits is dropped on its turn; lws reads the close handshake */
+        lws_rx_flow_control(s->wsi, 1);
     lws_close_reason(s->wsi, code, (unsigned char *)(uintptr_t)why, strlen(why) < 120 ? strlen(why) : 120);
     lws_callback_on_writable(s->wsi);
     /* The closing state's deadline: an app that does not read its last messages is cut off. */
@@ -228,8 +230,10 @@ static void client_completion(struct service_server *s, const struct svc_msg *m)
         s->service->stats.dropped_unknown++;
 }
 
-/* One whole message, in the order the app sent it. False: close the connection. */
-static bool handle_message(struct service_server *s, struct span body)
+/* One whole message, in the order the app sent it; *work: the deliveries it
+ * made (a send's recipients; left as it is, 1, for other messages). False:
+ * close the connection. */
+static bool handle_message(struct service_server *s, struct span body, size_t *work)
 {
     struct svc_msg m;
     struct proto_error err = { 0 };
@@ -273,6 +277,8 @@ static bool handle_message(struct service_server *s, struct span body)
         r = svc_hub_fanout(&s->hub->model, &m, deliver_one, s);
         s->service->stats.fanout_messages++;
         s->service->stats.fanout_deliveries += r.delivered;
+        if (r.delivered > *work)
+            *work = r.delivered;
         break;
     case SVC_CLIENT_INVOCATION:
         client_invocation(s, &m);
@@ -299,38 +305,178 @@ static bool handle_message(struct service_server *s, struct span body)
     return true;
 }
 
+/* --------------------------------------------------------------- turns */
+
+/* One read of a server connection can carry ~100 of the app's sends, each to
+ * a thousand clients (docs/BENCHMARKS.md, join storm): handled at once, they
+ * held the loop for seconds. So a connection's messages make at most
+ * --service-fanout-budget deliveries per loop turn (a message is handled
+ * whole, so a turn may end up to one message's recipients past it); then the
+ * rest of what was read waits in s->unread, reading pauses (no more is read
+ * while some is unhandled), and service_servers_turn goes on from there on the
+ * next turn, after the loop served whatever else was ready. The order of the
+ * app's messages never changes, so an Ack still follows the sends the app
+ * wrote before it: that wait is the app's order, not the relay's. */
+
+static void server_free(struct service_server *s);
+
+/* The loop's turn: libev's iteration count. lws' own poll() loop has none:
+ * there the budget lasts until the next service_servers_turn. */
+static unsigned loop_turn(const struct loop *loop)
+{
+    return loop->ev ? ev_iteration(loop->ev) : 0;
+}
+
+static void start_turn(struct service_server *s)
+{
+    unsigned now = loop_turn(s->service->loop);
+    if (now != s->turn) {
+        s->turn = now;
+        s->turn_work = 0;
+    }
+}
+
+static void reset_framer(struct service_server *s)
+{
+    svc_framer_free(&s->framer);
+    svc_framer_init(&s->framer, config_hub_message_limit(s->service->loop->cfg));
+}
+
+/* Handles the framer's whole messages in order until none is left (true: the
+ * chunk may go) or the turn's budget is spent with some left (false: the
+ * framer still reads its chunk). A connection found closing (here or before)
+ * handles nothing more. */
+static bool handle_messages(struct service_server *s)
+{
+    size_t budget = s->service->loop->cfg->service_fanout_budget;
+    while (!s->closing) {
+        if (budget && s->turn_work >= budget)
+            return svc_framer_unread(&s->framer).len == 0;
+        struct span body;
+        struct proto_error err = { 0 };
+        enum proto_status st = svc_framer_next(&s->framer, &body, &err);
+        if (st == PROTO_INCOMPLETE)
+            return true;
+        if (st != PROTO_OK) {
+            s->service->stats.server_protocol_errors++;
+            close_server(s, st == PROTO_ERR_TOO_LARGE ? LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE : LWS_CLOSE_STATUS_PROTOCOL_ERR,
+                         err.detail[0] ? err.detail : "unreadable stream");
+            reset_framer(s); /* it still holds the chunk: let it drop it */
+            return true;
+        }
+        size_t work = 1;
+        if (!handle_message(s, body, &work)) {
+            close_server(s, LWS_CLOSE_STATUS_PROTOCOL_ERR, "protocol error");
+            reset_framer(s);
+            return true;
+        }
+        s->turn_work += work;
+    }
+    return true;
+}
+
+/* Keeps what the framer has not taken of its chunk, then `more`, in
+ * s->unread, which becomes the framer's chunk. False when out of memory. */
+static bool keep_unread(struct service_server *s, const void *more, size_t more_len)
+{
+    struct span rest = svc_framer_unread(&s->framer);
+    struct buf kept;
+    buf_init(&kept);
+    if (!buf_append(&kept, rest.ptr, rest.len) || !buf_append(&kept, more, more_len)) {
+        buf_free(&kept);
+        return false;
+    }
+    buf_free(&s->unread);
+    s->unread = kept;
+    svc_framer_push(&s->framer, s->unread.data, s->unread.len);
+    return true;
+}
+
+static void unread_lost(struct service_server *s)
+{
+    s->service->loop->stats.out_of_memory_closes++;
+    log_warn("service: out of memory keeping what app server connection %s sent; closing it", server_name(s));
+    close_server(s, LWS_CLOSE_STATUS_UNEXPECTED_CONDITION, "out of memory");
+    reset_framer(s);
+}
+
+static void queue_turn(struct service_server *s)
+{
+    list_push_back(&s->service->behind, &s->behind_link);
+    if (!timer_is_armed(&s->service->turn_timer))
+        loop_timer_schedule(s->service->loop, &s->service->turn_timer, clock_now_ms());
+}
+
+/* The turn's budget is spent with messages left: they wait for the next turn. */
+static void fall_behind(struct service_server *s)
+{
+    if (!keep_unread(s, NULL, 0)) {
+        unread_lost(s);
+        return;
+    }
+    s->service->stats.fanout_turns_deferred++;
+    s->behind = true;
+    lws_rx_flow_control(s->wsi, 0);
+    queue_turn(s);
+}
+
+/* Nothing waits any more (or the connection is closing: what waited is
+ * dropped, as what it sends from now on is): reading goes on. */
+static void catch_up(struct service_server *s)
+{
+    s->behind = false;
+    buf_free(&s->unread);
+    svc_framer_push(&s->framer, NULL, 0);
+    if (s->wsi)
+        lws_rx_flow_control(s->wsi, 1);
+}
+
 int service_server_receive(struct service_server *s, const void *in, size_t len)
 {
     if (s->closing)
         return 0;
     s->last_received_ms = clock_now_ms();
+    if (s->behind) {
+        /* lws had read this before reading paused: it goes behind the rest */
+        if (!keep_unread(s, in, len))
+            unread_lost(s);
+        return 0;
+    }
     /* The WebSocket carries a byte stream: fragments and message boundaries mean nothing. */
     svc_framer_push(&s->framer, in, len);
-    for (;;) {
-        struct span body;
-        struct proto_error err = { 0 };
-        enum proto_status st = svc_framer_next(&s->framer, &body, &err);
-        if (st == PROTO_INCOMPLETE)
-            break;
-        if (st != PROTO_OK) {
-            s->service->stats.server_protocol_errors++;
-            close_server(s, st == PROTO_ERR_TOO_LARGE ? LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE : LWS_CLOSE_STATUS_PROTOCOL_ERR,
-                         err.detail[0] ? err.detail : "unreadable stream");
-            /* The framer still holds the chunk: let it drop it. */
-            svc_framer_free(&s->framer);
-            svc_framer_init(&s->framer, config_hub_message_limit(s->service->loop->cfg));
-            break;
-        }
-        if (!handle_message(s, body)) {
-            close_server(s, LWS_CLOSE_STATUS_PROTOCOL_ERR, "protocol error");
-            svc_framer_free(&s->framer);
-            svc_framer_init(&s->framer, config_hub_message_limit(s->service->loop->cfg));
-            break;
-        }
-        if (s->closing)
-            break;
-    }
+    start_turn(s);
+    if (!handle_messages(s))
+        fall_behind(s);
     return 0;
+}
+
+/* The turn of every connection that was behind when it began, in the order
+ * they fell behind; one still behind afterwards queues again at the back
+ * (round robin). One the relay closed meanwhile drops what waited; one whose
+ * socket ended (service_server_destroy) is freed once it caught up. */
+void service_servers_turn(struct timer_entry *e)
+{
+    struct service *svc = list_container_of(e, struct service, turn_timer);
+    struct list_node now;
+    list_init_head(&now);
+    list_splice_back(&now, &svc->behind);
+    while (!list_is_empty(&now)) {
+        struct service_server *s = list_container_of(now.next, struct service_server, behind_link);
+        list_unlink(&s->behind_link);
+        if (!s->closing) {
+            start_turn(s);
+            s->turn_work = 0; /* this is its turn (the poll() loop counts no turns) */
+            s->last_received_ms = clock_now_ms(); /* the app is not silent: the relay is not reading */
+            if (!handle_messages(s)) {
+                s->service->stats.fanout_turns_deferred++;
+                queue_turn(s);
+                continue;
+            }
+        }
+        catch_up(s);
+        if (s->ended)
+            server_free(s);
+    }
 }
 
 int service_server_writeable(struct service_server *s)
@@ -403,6 +549,8 @@ int service_server_confirm(struct service *svc, struct lws *wsi)
     s->service = svc;
     s->hub = hub;
     svc_framer_init(&s->framer, config_hub_message_limit(cfg));
+    buf_init(&s->unread);
+    list_init_node(&s->behind_link);
     msg_queue_init(&s->out);
     s->uplink.write = uplink_write;
     s->uplink.queued = uplink_queued;
@@ -430,10 +578,13 @@ static void client_lost(void *ctx, struct svc_client *client)
                                          : "the app's server connection closed");
 }
 
-void service_server_destroy(struct service_server *s)
+/* The connection is gone: its clients are closed, its memory freed. */
+static void server_free(struct service_server *s)
 {
-    timer_cancel(&s->tick);
-    s->wsi = NULL;
+    if (list_is_linked(&s->behind_link))
+        list_unlink(&s->behind_link);
+    if (s->behind)
+        catch_up(s); /* what still waits is dropped (the relay is stopping) */
     s->closing = true;
     if (s->in_model) {
         size_t n = svc_hub_remove_server(&s->hub->model, &s->conn, client_lost, s);
@@ -445,6 +596,7 @@ void service_server_destroy(struct service_server *s)
     list_unlink(&s->link);
     s->service->server_count--;
     svc_framer_free(&s->framer);
+    buf_free(&s->unread);
     wsmsg_free(s->batch);
     msg_queue_clear(&s->out);
     free(s->conn_id);
@@ -452,11 +604,37 @@ void service_server_destroy(struct service_server *s)
     free(s);
 }
 
+void service_server_destroy(struct service_server *s)
+{
+    timer_cancel(&s->tick);
+    s->wsi = NULL;
+    if (s->behind && !s->closing && !s->service->stopping && !s->service->loop->destroying) {
+        /* The socket ended while messages it brought waited for their turn (an abrupt end:
+         * a clean close comes behind them and is read only once they were handled). They
+         * are handled first, in their turns, as they would have been at once before the
+         * budget: what the relay read of an app's connection is handled, whatever happens
+         * to the socket afterwards. Its clients are closed after that (service_servers_turn);
+         * meanwhile it takes no new ones and what is written to it goes nowhere. */
+        s->ended = true;
+        if (s->in_model)
+            svc_server_stop_accepting(&s->conn);
+        log_info("service: app server connection %s (hub %s) ended with %zu bytes of its messages still to handle",
+                 server_name(s), s->hub->key, s->unread.len);
+        return;
+    }
+    server_free(s);
+}
+
 void service_servers_shutdown(struct service *svc)
 {
     svc->stopping = true;
-    for (struct list_node *n = svc->servers.next; n != &svc->servers; n = n->next) {
+    struct list_node *n = svc->servers.next;
+    while (n != &svc->servers) {
         struct service_server *s = list_container_of(n, struct service_server, link);
-        close_server(s, LWS_CLOSE_STATUS_GOINGAWAY, "the relay is shutting down");
+        n = n->next;
+        if (s->ended) /* its socket is gone already: what still waits is dropped */
+            server_free(s);
+        else
+            close_server(s, LWS_CLOSE_STATUS_GOINGAWAY, "the relay is shutting down");
     }
 }

@@ -14,6 +14,12 @@
  *     wherever it is bound, sends (7, 8, 9, 10, 13, 14) through the hub
  *     model, group joins and leaves (11, 12, 18, 19, the latter acked on
  *     this connection); traffic for ids the relay does not hold is dropped;
+ *   - bounds the work one connection's messages do per loop turn
+ *     (--service-fanout-budget deliveries): past it, the rest of what was
+ *     read waits, in order, for the next turn, and nothing more is read from
+ *     that connection until it was handled (bounded memory, the app's order
+ *     kept, an Ack still behind the sends before it). Connections behind take
+ *     turns round robin, and everything else the loop serves runs between;
  *   - pings `[3]` every 5 s on the relay's timer wheel and closes a
  *     connection that sent nothing for 30 s;
  *   - when the connection goes, closes every client bound to it.
@@ -21,7 +27,8 @@
  * pending WebSocket message, written on the next WRITEABLE callback.
  *
  * Lifetime: created when the upgrade is accepted, destroyed exactly once
- * when lws destroys the wsi. */
+ * when lws destroys the wsi, or, when messages it brought still waited for
+ * their turn then, once they were handled (or when the relay stops). */
 #ifndef SR_SERVICE_SERVER_H
 #define SR_SERVICE_SERVER_H
 
@@ -49,6 +56,13 @@ struct service_server {
     bool closing;                   /* the relay ends it: nothing more is read or written */
     bool fin;                       /* the app said shutdown fin:N */
     struct svc_framer framer;
+    /* The per-turn budget (see service_server.c, "turns"). */
+    unsigned turn;                  /* the loop turn turn_work was counted in */
+    size_t turn_work;               /* deliveries (at least one per message) made in that turn */
+    bool behind;                    /* messages wait for the next turn; reading is paused */
+    bool ended;                     /* the socket went while behind: freed once they were handled */
+    struct list_node behind_link;   /* in service.behind while behind */
+    struct buf unread;              /* what was read and not handled yet: the framer's chunk while behind */
     struct wsmsg *batch;            /* service messages not yet handed to lws */
     struct msg_queue out;           /* whole WebSocket messages waiting for the socket */
     struct service_uplink uplink;   /* what the channels bound to it write through */

@@ -290,6 +290,14 @@ static void test_limits(void)
     expect_error("whole number from 0", 3, (char *[]){ "relay", "--max-connections-per-address", "12x" });
     expect_error("whole number from 0", 3, (char *[]){ "relay", "--max-connections", "20000000" });
     expect_error("--max-hub-message-size wants a size", 3, (char *[]){ "relay", "--max-hub-message-size", "12" });
+    /* Service mode's per-turn fan-out budget: 1000 deliveries unless told otherwise, 0 = no bound. */
+    CHECK_EQ_INT(parse(&cfg, err, sizeof err, 1, none), CONFIG_OK);
+    CHECK_EQ_INT(cfg.service_fanout_budget, 1000);
+    config_free(&cfg);
+    CHECK_EQ_INT(parse(&cfg, err, sizeof err, 3, (char *[]){ "relay", "--service-fanout-budget", "0" }), CONFIG_OK);
+    CHECK_EQ_INT(cfg.service_fanout_budget, 0);
+    config_free(&cfg);
+    expect_error("--service-fanout-budget wants a whole number", 3, (char *[]){ "relay", "--service-fanout-budget", "many" });
     /* Stateful reconnect: on with ASP.NET Core's 100,000-byte buffer unless told otherwise. */
     CHECK_EQ_INT(parse(&cfg, err, sizeof err, 1, none), CONFIG_OK);
     CHECK(!cfg.stateful_reconnect_off);

@@ -575,6 +575,53 @@ static void test_framer(void)
         svc_framer_free(&fr);
     }
 
+    /* a reader that stops after each message keeps svc_framer_unread, drops the chunk and
+     * pushes what it kept later (relay/service_server.c's per-turn budget), at every cut */
+    for (size_t cut = 0; cut <= stream.len; cut++) {
+        seen = 0;
+        svc_framer_init(&fr, 1 << 16);
+        char *a = malloc(cut ? cut : 1);
+        memcpy(a, stream.data, cut);
+        svc_framer_push(&fr, a, cut);
+        struct buf kept, rest;
+        buf_init(&kept);
+        buf_init(&rest);
+        for (;;) {
+            struct span one;
+            enum proto_status st = svc_framer_next(&fr, &one, NULL);
+            if (st == PROTO_INCOMPLETE && rest.len == 0 && cut < stream.len) {
+                CHECK_EQ_INT(svc_framer_unread(&fr).len, 0);
+                buf_append(&rest, stream.data + cut, stream.len - cut); /* the next read */
+                buf_free(&kept);
+                svc_framer_push(&fr, rest.data, rest.len);
+                continue;
+            }
+            if (st != PROTO_OK)
+                break;
+            static const enum svc_msg_type order[] = { SVC_PING, SVC_CONNECTION_DATA, SVC_ACK };
+            struct svc_msg m;
+            CHECK_EQ_INT(svc_msg_decode(one.ptr, one.len, &m, NULL), PROTO_OK);
+            CHECK(seen < 3 && m.type == order[seen]);
+            seen++;
+            /* stop here: keep the unread rest, let the chunk go, go on from the copy */
+            struct span unread = svc_framer_unread(&fr);
+            struct buf copy;
+            buf_init(&copy);
+            buf_append(&copy, unread.ptr, unread.len);
+            memset(a, 0, cut);
+            if (rest.len)
+                memset(rest.data, 0, rest.len);
+            buf_free(&kept);
+            kept = copy;
+            svc_framer_push(&fr, kept.data, kept.len);
+        }
+        CHECK_EQ_INT(seen, 3);
+        free(a);
+        buf_free(&kept);
+        buf_free(&rest);
+        svc_framer_free(&fr);
+    }
+
     /* a message over the limit fails once its prefix is complete, and stays failed */
     struct proto_error err = { 0 };
     struct span body;
