@@ -99,14 +99,40 @@ static const char *status_text(unsigned status)
     }
 }
 
+int request_head_answer(char *out, size_t out_len, unsigned status, const char *reason)
+{
+    int n = snprintf(out, out_len,
+                     "HTTP/1.1 %u %s\r\ncontent-type: text/plain\r\ncontent-length: %zu\r\nconnection: close\r\n"
+                     "x-content-type-options: nosniff\r\n\r\n%s",
+                     status, status_text(status), strlen(reason), reason);
+    return n > 0 && (size_t)n < out_len ? n : -1;
+}
+
 static void linger_expired(struct timer_entry *e)
 {
     finish_closed(list_container_of(e, struct request_head, deadline));
 }
 
-/* Answers status with reason and Connection: close, ends the sending side, and drops what the
- * peer still sends until it closes or REQUEST_HEAD_LINGER_MS pass: closing a socket with unread
- * input resets it, and the peer may lose the answer. */
+/* Ends the sending side and drops what the peer still sends until it closes or
+ * REQUEST_HEAD_LINGER_MS pass: closing a socket with unread input resets it, and the peer may
+ * lose the answer. */
+static void linger(struct request_head *h)
+{
+    shutdown(h->fd, SHUT_WR);
+    int one = 1;
+    setsockopt(h->fd, SOL_SOCKET, SO_RCVLOWAT, &one, sizeof one);
+    free(h->data);
+    h->data = NULL;
+    h->len = 0;
+    h->state = REQUEST_HEAD_LINGERING;
+    timer_cancel(&h->repeek);
+    ev_io_start(h->loop->ev, &h->io); /* stopped while peeking on the clock */
+    timer_cancel(&h->deadline);
+    timer_entry_init(&h->deadline, linger_expired);
+    loop_timer_schedule(h->loop, &h->deadline, clock_now_ms() + REQUEST_HEAD_LINGER_MS);
+}
+
+/* Answers status with reason and Connection: close, then lingers. */
 static void refuse(struct request_head *h, unsigned status, const char *reason)
 {
     h->refusal.status = status;
@@ -120,26 +146,11 @@ static void refuse(struct request_head *h, unsigned status, const char *reason)
         http_refusal_note(h->refusals, peer, status, reason);
     }
     char answer[512];
-    int n = snprintf(answer, sizeof answer,
-                     "HTTP/1.1 %u %s\r\ncontent-type: text/plain\r\ncontent-length: %zu\r\nconnection: close\r\n"
-                     "x-content-type-options: nosniff\r\n\r\n%s",
-                     status, status_text(status), strlen(reason), reason);
+    int n = request_head_answer(answer, sizeof answer, status, reason);
     /* The socket's buffer is empty: a few hundred bytes always fit. */
-    if (n > 0 && n < (int)sizeof answer)
+    if (n > 0)
         (void)!send(h->fd, answer, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
-    shutdown(h->fd, SHUT_WR);
-    int one = 1;
-    setsockopt(h->fd, SOL_SOCKET, SO_RCVLOWAT, &one, sizeof one);
-    free(h->data);
-    h->data = NULL;
-    h->len = 0;
-    h->state = REQUEST_HEAD_LINGERING;
-    timer_cancel(&h->repeek);
-    if (h->slow)
-        ev_io_start(h->loop->ev, &h->io);
-    timer_cancel(&h->deadline);
-    timer_entry_init(&h->deadline, linger_expired);
-    loop_timer_schedule(h->loop, &h->deadline, clock_now_ms() + REQUEST_HEAD_LINGER_MS);
+    linger(h);
 }
 
 /* ------------------------------------------------------------- reading */
@@ -155,7 +166,7 @@ static void header_timeout(struct timer_entry *e)
         loop_timer_schedule(h->loop, &h->deadline, h->due_ms);
         return;
     }
-    refuse(h, 408, "Request Timeout: the request headers did not arrive within the relay's --header-timeout.");
+    refuse(h, 408, REQUEST_HEAD_LATE);
 }
 
 /* The head read so far (len bytes, the last `fresh` of them new) is whole: the offset past
@@ -178,10 +189,9 @@ static size_t head_end(const struct request_head *h, size_t fresh)
 static void head_too_large(struct request_head *h)
 {
     if (!memchr(h->data, '\n', h->len))
-        refuse(h, 414, "URI Too Long: the request line is longer than the relay reads.");
+        refuse(h, 414, REQUEST_HEAD_LINE_TOO_LONG);
     else
-        refuse(h, 431, "Request Header Fields Too Large: the request head is longer than the relay reads "
-                       "(--max-request-line and --max-request-headers together).");
+        refuse(h, 431, REQUEST_HEAD_TOO_LARGE);
 }
 
 /* Hands the head to lws: its bytes are still in the socket (only peeked at), and the socket
@@ -334,6 +344,14 @@ void request_head_start_borrowed(struct request_head *h, struct loop *loop, int 
         timer_cancel(&h->deadline);
         loop_timer_schedule(loop, &h->deadline, clock_now_ms() + idle_ms);
     }
+}
+
+void request_head_linger_borrowed(struct request_head *h, struct loop *loop, int fd, request_head_cb done,
+                                  void *owner)
+{
+    request_head_start(h, loop, fd, 0, 0, NULL, done, owner);
+    h->borrowed = true;
+    linger(h);
 }
 
 void request_head_forget(struct request_head *h)
