@@ -120,6 +120,11 @@ void request_head_release(struct request_head *h);
 /* Closes the connection now, without an answer (the relay is out of descriptors, or stops). */
 void request_head_abort(struct request_head *h);
 
+/* An upper bound of what lws 4.1.6 keeps of a whole head in its header buffer: every line with 8
+ * bytes more, as it keeps a header it does not know by name (a head of thousands of short unknown
+ * headers takes it about twice its size); the relay refuses a head that would not fit (431).
+ * Exposed for tests. */
+size_t request_head_stored(const char *head, size_t len);
 /* The number of lws header-table fragments a whole head needs (path, query arguments, known
  * headers); exposed for tests. */
 size_t request_head_fields(const char *head, size_t len);
