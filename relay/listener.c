@@ -108,8 +108,9 @@ static size_t close_unidentified(struct listener *l, uint64_t now)
 }
 
 /* The TLS handshake or head of a connection ended it (late, or answered and lingered). */
-static void tls_head_close(struct tls_head *h)
+static void tls_head_close(struct tls_head *h, bool kill)
 {
+    (void)kill; /* always: a first head */
     kill_now(h->wsi); /* frees the record, h with it */
 }
 

@@ -46,7 +46,7 @@ static void linger_done(struct request_head *rh, bool complete)
 {
     (void)complete;
     struct tls_head *h = rh->owner;
-    h->close(h); /* may free h */
+    h->close(h, true); /* may free h */
 }
 
 static void pause_lws(struct tls_head *h)
@@ -87,12 +87,12 @@ static void deadline_due(struct timer_entry *e)
         return;
     }
     /* No handshake in time (counted if it began), or a handshake and then silence (as the plain
-     * listener: closed without a word). */
+     * listener: closed without a word); a kept-alive connection's silence is lws' to end. */
     if (ssl && !SSL_is_init_finished(ssl) && BIO_number_read(SSL_get_rbio(ssl)) > 0)
         note(h, 0, TLS_HEAD_HANDSHAKE_LATE);
     stop(h);
     unhook(h);
-    h->close(h); /* may free h */
+    h->close(h, !h->next); /* may free h */
 }
 
 /* lws parsed the record that took the head past the limit, and the head did not end in it. */
@@ -118,6 +118,8 @@ static void on_record(int write_p, int version, int content_type, const void *bu
     const unsigned char *p = buf;
     size_t record = ((size_t)p[3] << 8) | p[4];
     size_t plain = record > TLS_RECORD_MIN_OVERHEAD ? record - TLS_RECORD_MIN_OVERHEAD : 0;
+    if (!h->began && h->next) /* lws attached its header table for this head just now, with its timeout */
+        lws_set_timeout(h->wsi, PENDING_TIMEOUT_HOLDING_AH, (int)h->lws_timeout_s);
     h->began = true;
     h->app_bytes += plain;
     if (h->app_bytes > h->limit && !h->paused) {
@@ -128,10 +130,11 @@ static void on_record(int write_p, int version, int content_type, const void *bu
     }
 }
 
-void tls_head_start(struct tls_head *h, struct loop *loop, struct lws *wsi, size_t limit, uint64_t timeout_ms,
-                    unsigned lws_timeout_s, struct http_refusals *refusals, tls_head_close_cb close)
+static void start(struct tls_head *h, struct loop *loop, struct lws *wsi, size_t limit, uint64_t timeout_ms,
+                  unsigned lws_timeout_s, struct http_refusals *refusals, tls_head_close_cb close)
 {
     memset(h, 0, sizeof *h);
+    h->lws_timeout_s = lws_timeout_s;
     h->loop = loop;
     h->wsi = wsi;
     h->limit = limit;
@@ -146,9 +149,22 @@ void tls_head_start(struct tls_head *h, struct loop *loop, struct lws *wsi, size
         SSL_set_msg_callback(ssl, on_record);
         SSL_set_msg_callback_arg(ssl, h);
     }
+}
+
+void tls_head_start(struct tls_head *h, struct loop *loop, struct lws *wsi, size_t limit, uint64_t timeout_ms,
+                    unsigned lws_timeout_s, struct http_refusals *refusals, tls_head_close_cb close)
+{
+    start(h, loop, wsi, limit, timeout_ms, lws_timeout_s, refusals, close);
     /* lws gave the connection its header-table timeout (--header-timeout in whole seconds), which
      * would race the relay's deadline: its backstop comes later. */
     lws_set_timeout(wsi, PENDING_TIMEOUT_SSL_ACCEPT, (int)lws_timeout_s);
+}
+
+void tls_head_start_next(struct tls_head *h, struct loop *loop, struct lws *wsi, size_t limit, uint64_t timeout_ms,
+                         unsigned lws_timeout_s, struct http_refusals *refusals, tls_head_close_cb close)
+{
+    start(h, loop, wsi, limit, timeout_ms, lws_timeout_s, refusals, close);
+    h->next = true;
 }
 
 void tls_head_served(struct tls_head *h)

@@ -23,9 +23,10 @@
  *   - an answer is followed by TLS close_notify, the sending side shut down, and the peer's
  *     input dropped for up to REQUEST_HEAD_LINGER_MS (request_head_linger_borrowed) before the
  *     owner has lws close the connection.
- * What lws still closes without an answer is in docs/SECURITY.md (a head with more fields than
- * its table; a head of many small unknown headers, which it stores at up to twice their size;
- * later heads on a kept-alive TLS connection). */
+ * A kept-alive connection's later heads are watched the same way (relay/tls_next_head.h), from the
+ * response before each. What lws still closes without an answer is in docs/SECURITY.md (a head
+ * with more fields than its table; a head of many short unknown headers, which it stores at about
+ * twice their size). */
 #ifndef SR_TLS_HEAD_H
 #define SR_TLS_HEAD_H
 
@@ -44,8 +45,10 @@ struct http_refusals;
 #define TLS_HEAD_HANDSHAKE_LATE "the TLS handshake did not complete within the relay's --header-timeout."
 
 struct tls_head;
-/* The connection must go now (from the relay's own timers and watchers, never inside lws). */
-typedef void (*tls_head_close_cb)(struct tls_head *h);
+/* The watch is over (from the relay's own timers and watchers, never inside lws): kill, the
+ * connection must go now; else only the watch ends (a kept-alive connection that sent nothing:
+ * lws' keep-alive timeout ends it). */
+typedef void (*tls_head_close_cb)(struct tls_head *h, bool kill);
 
 struct tls_head {
     struct loop *loop;
@@ -57,6 +60,8 @@ struct tls_head {
     bool began;                    /* a record arrived after the handshake */
     bool paused;                   /* lws' reading stopped (too large, or answered) */
     bool answered;                 /* refused: lingering */
+    bool next;                     /* a kept-alive connection's next head (tls_head_start_next) */
+    unsigned lws_timeout_s;        /* lws' own timeout, set behind the relay's */
     struct timer_entry deadline;   /* --header-timeout from accept */
     struct timer_entry too_large;  /* runs once lws parsed the record that took the head past the limit */
     struct request_head linger;    /* after an answer */
@@ -67,6 +72,12 @@ struct tls_head {
  * and the head within timeout_ms. lws_timeout_s: lws' own timeout, set behind the relay's. */
 void tls_head_start(struct tls_head *h, struct loop *loop, struct lws *wsi, size_t limit, uint64_t timeout_ms,
                     unsigned lws_timeout_s, struct http_refusals *refusals, tls_head_close_cb close);
+/* The same for a kept-alive connection's next head, from inside the lws callback that completed
+ * the response before it: timeout_ms from now; a connection silent until then is left to lws'
+ * keep-alive timeout (close(h, false)), and lws' header-table timeout is pushed behind the relay's
+ * when the head's first record arrives. */
+void tls_head_start_next(struct tls_head *h, struct loop *loop, struct lws *wsi, size_t limit, uint64_t timeout_ms,
+                         unsigned lws_timeout_s, struct http_refusals *refusals, tls_head_close_cb close);
 /* lws parsed the connection's first request (inside an lws callback): stop watching, and let lws
  * read again if it was stopped. */
 void tls_head_served(struct tls_head *h);

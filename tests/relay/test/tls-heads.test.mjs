@@ -181,6 +181,56 @@ test("heads beyond libwebsockets' header buffer over TLS: 431 / 414 with a reaso
     assert.equal(crossing.status, 200, crossing.text.slice(0, 300));
 });
 
+// A kept-alive TLS connection: the first request, then (once its answer is whole) the pieces of the
+// next one; reads until the relay closes. { first, status, reason, ms (from the first answer) }.
+function tlsKeptAlive(port, pieces) {
+    return withTimeout(new Promise((resolve) => {
+        let text = "";
+        let first = 0;
+        let answeredAt = 0;
+        const s = tls.connect({ host: "127.0.0.1", port: Number(port), ca: fs.readFileSync(file("cert.pem")) },
+            () => s.write("GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n"));
+        s.setNoDelay(true);
+        s.on("data", async (d) => {
+            text += d.toString("latin1");
+            if (first) return;
+            const end = text.indexOf("\r\n\r\n");
+            const length = /\r\ncontent-length: *(\d+)/i.exec(text.slice(0, end))?.[1];
+            if (end < 0 || length === undefined || text.length < end + 4 + Number(length)) return;
+            first = Number(text.split(" ")[1]);
+            text = text.slice(end + 4 + Number(length));
+            answeredAt = Date.now();
+            for (const piece of pieces) {
+                if (s.destroyed) return;
+                if (typeof piece === "number") await sleep(piece);
+                else s.write(piece);
+            }
+        });
+        s.on("error", () => {});
+        s.on("close", () => {
+            const end = text.indexOf("\r\n\r\n");
+            resolve({ first, status: end < 0 ? 0 : Number(text.split(" ")[1]), reason: end < 0 ? "" : text.slice(end + 4),
+                ms: Date.now() - answeredAt, text });
+        });
+    }), CLOSED_BY_MS + 10000, "the relay closing the kept-alive TLS connection");
+}
+
+test("the next head on a kept-alive TLS connection: late 408, 60 KB Cookie 431, 60 KB request line 414", async () => {
+    const [late, cookie, line] = await Promise.all([
+        tlsKeptAlive(relay.port, ["GET /metrics HTTP/1.1\r\nHost: x\r\n"]),
+        tlsKeptAlive(relay.port, [`GET /metrics HTTP/1.1\r\nHost: x\r\nCookie: a=${"b".repeat(60000)}\r\n\r\n`]),
+        tlsKeptAlive(relay.port, [`GET /metrics?x=${"y".repeat(60000)} HTTP/1.1\r\nHost: x\r\n\r\n`]),
+    ]);
+    for (const r of [late, cookie, line]) assert.equal(r.first, 200);
+    assert.equal(late.status, 408, late.text);
+    assert.equal(late.reason, "Request Timeout: the request headers did not arrive within the relay's --header-timeout.");
+    assert.ok(late.ms >= HEADER_TIMEOUT_MS - 500 && late.ms < CLOSED_BY_MS, `late: closed after ${late.ms} ms`);
+    assert.equal(cookie.status, 431, cookie.text.slice(0, 300));
+    assert.match(cookie.reason, /^Request Header Fields Too Large: /);
+    assert.equal(line.status, 414, line.text.slice(0, 300));
+    assert.match(line.reason, /^URI Too Long: /);
+});
+
 test("the stock client still negotiates and invokes over wss", async () => {
     const ca = fs.readFileSync(file("cert.pem"));
     class TrustingWebSocket extends WebSocket {
