@@ -1,4 +1,4 @@
-/* tls_head.c - a TLS connection's handshake and first request head: the relay's deadline and answers (see tls_head.h). */
+/* tls_head.c - a TLS connection's handshake and request heads: the relay's deadline and answers (see tls_head.h). */
 #include "relay/tls_head.h"
 
 #include <netdb.h>

@@ -1,4 +1,4 @@
-/* tls_head.h - a TLS connection's handshake and first request head: the relay's deadline and answers.
+/* tls_head.h - a TLS connection's handshake and request heads: the relay's deadline and answers.
  *
  * On a plain listener the relay reads each new connection's first head itself before lws takes
  * the socket (relay/request_head.h). On a TLS listener the bytes are encrypted: lws 4.1.6 does
