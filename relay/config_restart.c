@@ -59,6 +59,16 @@ bool config_keep_restart_only(const struct relay_config *old, struct relay_confi
     unsigned lws_s = config_lws_timeout_secs(old);
     keep_behind_lws(&cfg->backend_timeout_ms, old->backend_timeout_ms, lws_s, "--backend-timeout", &kept);
     keep_behind_lws(&cfg->header_timeout_ms, old->header_timeout_ms, lws_s, "--header-timeout", &kept);
+    /* libwebsockets' header buffer is sized for both limits at start (http_limits_header_buffer): a
+     * head within larger ones would not fit it, and lws would close it without an answer. */
+    if (cfg->max_request_line_bytes + cfg->max_request_headers_bytes >
+        old->max_request_line_bytes + old->max_request_headers_bytes) {
+        log_warn("relay: reload: raising --max-request-line or --max-request-headers takes a restart "
+                 "(libwebsockets' header buffer is sized at start); keeping the running values");
+        cfg->max_request_line_bytes = old->max_request_line_bytes;
+        cfg->max_request_headers_bytes = old->max_request_headers_bytes;
+        kept = true;
+    }
     if (!same_text(old->listen_address, cfg->listen_address) || old->listen_port != cfg->listen_port)
         keep_string(&cfg->listen_address, old->listen_address, "--listen", &kept);
     cfg->listen_port = old->listen_port;

@@ -19,10 +19,12 @@ size_t http_limits_head_max(const struct relay_config *cfg)
 }
 
 /* lws keeps a head in about its own size (decoded, a NUL per field): the head the relay reads
- * fits with room, so lws never fails a head the relay handed it for its size. */
+ * fits with room, so lws never fails a head the relay handed it for its size. On a TLS listener
+ * lws reads the head itself, a record at a time, and the relay stops it after the record that
+ * takes the head past the limit (relay/tls_head.h): that record must fit too. */
 size_t http_limits_header_buffer(const struct relay_config *cfg)
 {
-    return http_limits_head_max(cfg) + HEADER_BUFFER_SLACK;
+    return http_limits_head_max(cfg) + HEADER_BUFFER_SLACK + (cfg->tls_cert ? HTTP_LIMITS_TLS_RECORD_ROOM : 0);
 }
 
 static bool is_request_line_token(enum lws_token_indexes t)
@@ -35,7 +37,7 @@ static bool is_request_line_token(enum lws_token_indexes t)
 
 /* Path, '?' and query, as lws decoded them (a percent-encoded target is
  * longer on the wire: the limit is on what the relay reads). */
-static size_t request_target_length(struct lws *wsi)
+size_t http_limits_target_length(struct lws *wsi)
 {
     size_t n = 0;
     for (int t = 0; t < WSI_TOKEN_COUNT; t++)
@@ -126,7 +128,7 @@ static const char *check_framing(struct lws *wsi)
 
 unsigned http_check_request(const struct relay_config *cfg, struct lws *wsi, const char **reason)
 {
-    if (request_target_length(wsi) > cfg->max_request_line_bytes) {
+    if (http_limits_target_length(wsi) > cfg->max_request_line_bytes) {
         *reason = "URI Too Long: the request target is longer than the relay's --max-request-line.";
         return 414;
     }
@@ -161,7 +163,10 @@ void http_refusal_note(struct http_refusals *r, const char *peer, unsigned statu
         return;
     }
     r->logged++;
-    log_warn("http: refused a request from %s with %u and closed its connection: %s", peer, status, reason);
+    if (status)
+        log_warn("http: refused a request from %s with %u and closed its connection: %s", peer, status, reason);
+    else
+        log_warn("http: closed a connection from %s without an answer: %s", peer, reason);
 }
 
 int http_refuse_request(const struct relay_config *cfg, struct http_refusals *refusals, struct lws *wsi,

@@ -41,6 +41,10 @@ struct http_refusals {
     unsigned suppressed;     /* refusals not logged in the current window */
 };
 
+/* What a TLS listener's header buffer holds beyond the head the relay reads: one TLS record's
+ * plaintext (at most 16 KB) and then some. */
+#define HTTP_LIMITS_TLS_RECORD_ROOM (17 * 1024)
+
 /* How many bytes of request head lws must be able to hold for the limits to
  * be checked (its header buffer): both limits and room for the rest. */
 size_t http_limits_header_buffer(const struct relay_config *cfg);
@@ -52,7 +56,11 @@ size_t http_limits_head_max(const struct relay_config *cfg);
  * status to refuse it with, and *reason a static text. */
 unsigned http_check_request(const struct relay_config *cfg, struct lws *wsi, const char **reason);
 
-/* Counts a refused request and logs it (rate-limited); peer is its address. */
+/* The length of the request target (path, '?' and query) as lws decoded it so far. */
+size_t http_limits_target_length(struct lws *wsi);
+
+/* Counts a refused request and logs it (rate-limited); peer is its address. Status 0: the
+ * connection was closed without an answer (a TLS handshake that did not complete in time). */
 void http_refusal_note(struct http_refusals *refusals, const char *peer, unsigned status, const char *reason);
 
 /* Answers a refused request (status, reason, Connection: close), counts and

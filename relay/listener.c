@@ -16,6 +16,7 @@
 #include "relay/http_limits.h"
 #include "relay/loop.h"
 #include "relay/request_head.h"
+#include "relay/tls_head.h"
 
 /* Accepts per wake-up, so one busy listener cannot hold the loop. */
 #define ACCEPT_BATCH 64
@@ -42,6 +43,7 @@ struct accepted_conn {
     uint64_t accepted_at;
     const char *refusal;         /* over a limit: why (a static string), else NULL */
     struct timer_entry linger;   /* refused: closes it REFUSED_LINGER_MS after accept */
+    struct tls_head *tls;        /* TLS listener: its handshake and first head (relay/tls_head.h); owned */
 };
 
 /* A connection whose first request head the relay reads itself (relay/request_head.h). */
@@ -103,6 +105,23 @@ static size_t close_unidentified(struct listener *l, uint64_t now)
     }
     l->stats.unidentified_closed += closed;
     return closed;
+}
+
+/* The TLS handshake or head of a connection ended it (late, or answered and lingered). */
+static void tls_head_close(struct tls_head *h, bool kill)
+{
+    (void)kill; /* always: a first head */
+    kill_now(h->wsi); /* frees the record, h with it */
+}
+
+/* On a TLS listener: the relay's deadline and answers for the handshake and first head. */
+static void watch_tls_head(struct listener *l, struct accepted_conn *c)
+{
+    const struct relay_config *cfg = l->loop->cfg;
+    c->tls = calloc(1, sizeof *c->tls);
+    if (c->tls) /* else lws' own timeouts bound it */
+        tls_head_start(c->tls, l->loop, c->wsi, http_limits_head_max(cfg), cfg->header_timeout_ms,
+                       config_lws_timeout_secs(cfg), l->refusals, tls_head_close);
 }
 
 static void linger_expired(struct timer_entry *e)
@@ -271,6 +290,8 @@ static void adopt(struct listener *l, int fd, const struct sockaddr_storage *sa,
     }
     list_push_back(&l->unidentified, &c->pending);
     l->stats.accepted++;
+    if (l->loop->cfg->tls_cert)
+        watch_tls_head(l, c);
     c->refusal = over_limit(l, s);
     if (!c->refusal) {
         c->source = s;
@@ -409,6 +430,9 @@ void listener_free(struct listener *l)
         struct accepted_conn *c = list_container_of(e, struct accepted_conn, entry);
         dict_remove(&l->conns, e);
         timer_cancel(&c->linger);
+        if (c->tls)
+            tls_head_forget(c->tls);
+        free(c->tls);
         free(c);
     }
     dict_iter_end(&it);
@@ -436,6 +460,9 @@ static struct accepted_conn *find(struct listener *l, struct lws *wsi)
 
 static void conn_free(struct listener *l, struct accepted_conn *c)
 {
+    if (c->tls)
+        tls_head_forget(c->tls);
+    free(c->tls);
     dict_remove(&l->conns, &c->entry);
     if (list_is_linked(&c->pending))
         list_unlink(&c->pending);
@@ -455,6 +482,8 @@ const char *listener_request(struct listener *l, struct lws *wsi)
     struct accepted_conn *c = find(l, wsi);
     if (!c)
         return NULL;
+    if (c->tls)
+        tls_head_served(c->tls);
     if (c->refusal) {
         if (list_is_linked(&c->pending))
             list_unlink(&c->pending);

@@ -324,6 +324,7 @@ static int server_callback(struct lws *wsi, enum lws_callback_reasons reason, vo
     switch (reason) {
     case LWS_CALLBACK_HTTP: {
         next_head_forget(&relay->next_heads, wsi);
+        tls_next_head_served(&relay->tls_next_heads, wsi);
         int rc = route_http(relay, wsi);
         owner = lws_get_opaque_user_data(wsi);
         if (rc == 0 && (role_of(owner) == WSI_ROLE_CORE_POST || role_of(owner) == WSI_ROLE_LEGACY_REQUEST) &&
@@ -373,6 +374,7 @@ static int server_callback(struct lws *wsi, enum lws_callback_reasons reason, vo
         return 0;
     case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
         next_head_forget(&relay->next_heads, wsi);
+        tls_next_head_served(&relay->tls_next_heads, wsi);
         return confirm_upgrade(relay, wsi);
     case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
         rx_size_for_servers(relay, wsi, role_of(owner) == WSI_ROLE_SERVICE_SERVER);
@@ -425,6 +427,7 @@ static int server_callback(struct lws *wsi, enum lws_callback_reasons reason, vo
         capture_wsi_gone(wsi);
         listener_wsi_destroyed(&relay->listener, wsi);
         next_head_forget(&relay->next_heads, wsi);
+        tls_next_head_forget(&relay->tls_next_heads, wsi);
         request_body_done(&relay->bodies, wsi);
         return 0;
     case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
@@ -492,10 +495,15 @@ static bool relay_legacy_service_hubs(struct relay *relay)
     return true;
 }
 
-/* loop.h's next_request: a kept-alive connection's next head is read before lws reads it. */
+/* loop.h's next_request: a kept-alive connection's next head is read before lws reads it (on a
+ * TLS listener, watched while lws reads it). */
 static void relay_next_request(void *ctx, struct lws *wsi)
 {
-    next_head_watch(ctx, wsi);
+    struct relay *relay = ctx;
+    if (relay->loop.cfg->tls_cert)
+        tls_next_head_watch(&relay->tls_next_heads, wsi);
+    else
+        next_head_watch(&relay->next_heads, wsi);
 }
 
 int relay_start(struct relay *relay, const struct relay_config *cfg)
@@ -520,7 +528,8 @@ int relay_start(struct relay *relay, const struct relay_config *cfg)
     next_heads_init(&relay->next_heads, &relay->loop, &relay->refusals, relay->dict_seed);
     request_bodies_init(&relay->bodies, &relay->loop, relay->dict_seed);
     relay->loop.next_request = relay_next_request;
-    relay->loop.next_request_ctx = &relay->next_heads;
+    relay->loop.next_request_ctx = relay;
+    tls_next_heads_init(&relay->tls_next_heads, &relay->loop, &relay->refusals, relay->dict_seed);
     core_sessions_init(&relay->sessions, &relay->loop, relay->dict_seed);
     core_negotiations_init(&relay->negotiations, &relay->loop, &relay->backends, relay->dict_seed);
     if (!service_init(&relay->service, &relay->loop, relay->dict_seed)) {
@@ -662,6 +671,8 @@ void relay_destroy(struct relay *relay)
     listener_free(&relay->listener);
     if (relay->next_heads.loop)
         next_heads_free(&relay->next_heads);
+    if (relay->tls_next_heads.loop)
+        tls_next_heads_free(&relay->tls_next_heads);
     if (relay->bodies.loop)
         request_bodies_free(&relay->bodies);
     tls_front_free(&relay->tls);

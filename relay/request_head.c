@@ -22,6 +22,8 @@
  * (measured: 91 known headers and Host served, 92 closed; 90 query arguments with Host and
  * Connection served, 91 closed: each argument after the first counts one). */
 #define MAX_FIELDS ((size_t)WSI_TOKEN_COUNT - 3)
+/* What lws' header buffer keeps free of request_head_stored's estimate. */
+#define HEAD_STORE_MARGIN 128
 
 /* ------------------------------------------------------------- counting */
 
@@ -57,6 +59,25 @@ size_t request_head_fields(const char *head, size_t len)
         line = line_end + 1;
     }
     return fields;
+}
+
+/* lws 4.1.6 keeps each header line it does not know by name with 8 bytes of bookkeeping before it
+ * (LWS_WITH_CUSTOM_HEADERS): with the default limits (a 44 KB buffer) 3,736 lines "zz:1" (22 KB on
+ * the wire) were served, 6,000 (36 KB) overflowed it and it closed the connection without a word;
+ * this estimate refuses from 3,740 on. */
+#define LWS_UNKNOWN_HEADER_COST 8
+
+size_t request_head_stored(const char *head, size_t len)
+{
+    size_t stored = 0;
+    for (const char *line = head, *end = head + len; line < end;) {
+        const char *next = memchr(line, '\n', (size_t)(end - line));
+        const char *line_end = next ? next : end;
+        size_t n = (size_t)(line_end - line);
+        stored += (n && line[n - 1] == '\r' ? n - 1 : n) + LWS_UNKNOWN_HEADER_COST;
+        line = line_end + 1;
+    }
+    return stored;
 }
 
 /* ------------------------------------------------------------- closing */
@@ -99,14 +120,40 @@ static const char *status_text(unsigned status)
     }
 }
 
+int request_head_answer(char *out, size_t out_len, unsigned status, const char *reason)
+{
+    int n = snprintf(out, out_len,
+                     "HTTP/1.1 %u %s\r\ncontent-type: text/plain\r\ncontent-length: %zu\r\nconnection: close\r\n"
+                     "x-content-type-options: nosniff\r\n\r\n%s",
+                     status, status_text(status), strlen(reason), reason);
+    return n > 0 && (size_t)n < out_len ? n : -1;
+}
+
 static void linger_expired(struct timer_entry *e)
 {
     finish_closed(list_container_of(e, struct request_head, deadline));
 }
 
-/* Answers status with reason and Connection: close, ends the sending side, and drops what the
- * peer still sends until it closes or REQUEST_HEAD_LINGER_MS pass: closing a socket with unread
- * input resets it, and the peer may lose the answer. */
+/* Ends the sending side and drops what the peer still sends until it closes or
+ * REQUEST_HEAD_LINGER_MS pass: closing a socket with unread input resets it, and the peer may
+ * lose the answer. */
+static void linger(struct request_head *h)
+{
+    shutdown(h->fd, SHUT_WR);
+    int one = 1;
+    setsockopt(h->fd, SOL_SOCKET, SO_RCVLOWAT, &one, sizeof one);
+    free(h->data);
+    h->data = NULL;
+    h->len = 0;
+    h->state = REQUEST_HEAD_LINGERING;
+    timer_cancel(&h->repeek);
+    ev_io_start(h->loop->ev, &h->io); /* stopped while peeking on the clock */
+    timer_cancel(&h->deadline);
+    timer_entry_init(&h->deadline, linger_expired);
+    loop_timer_schedule(h->loop, &h->deadline, clock_now_ms() + REQUEST_HEAD_LINGER_MS);
+}
+
+/* Answers status with reason and Connection: close, then lingers. */
 static void refuse(struct request_head *h, unsigned status, const char *reason)
 {
     h->refusal.status = status;
@@ -120,26 +167,11 @@ static void refuse(struct request_head *h, unsigned status, const char *reason)
         http_refusal_note(h->refusals, peer, status, reason);
     }
     char answer[512];
-    int n = snprintf(answer, sizeof answer,
-                     "HTTP/1.1 %u %s\r\ncontent-type: text/plain\r\ncontent-length: %zu\r\nconnection: close\r\n"
-                     "x-content-type-options: nosniff\r\n\r\n%s",
-                     status, status_text(status), strlen(reason), reason);
+    int n = request_head_answer(answer, sizeof answer, status, reason);
     /* The socket's buffer is empty: a few hundred bytes always fit. */
-    if (n > 0 && n < (int)sizeof answer)
+    if (n > 0)
         (void)!send(h->fd, answer, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
-    shutdown(h->fd, SHUT_WR);
-    int one = 1;
-    setsockopt(h->fd, SOL_SOCKET, SO_RCVLOWAT, &one, sizeof one);
-    free(h->data);
-    h->data = NULL;
-    h->len = 0;
-    h->state = REQUEST_HEAD_LINGERING;
-    timer_cancel(&h->repeek);
-    if (h->slow)
-        ev_io_start(h->loop->ev, &h->io);
-    timer_cancel(&h->deadline);
-    timer_entry_init(&h->deadline, linger_expired);
-    loop_timer_schedule(h->loop, &h->deadline, clock_now_ms() + REQUEST_HEAD_LINGER_MS);
+    linger(h);
 }
 
 /* ------------------------------------------------------------- reading */
@@ -155,7 +187,7 @@ static void header_timeout(struct timer_entry *e)
         loop_timer_schedule(h->loop, &h->deadline, h->due_ms);
         return;
     }
-    refuse(h, 408, "Request Timeout: the request headers did not arrive within the relay's --header-timeout.");
+    refuse(h, 408, REQUEST_HEAD_LATE);
 }
 
 /* The head read so far (len bytes, the last `fresh` of them new) is whole: the offset past
@@ -178,10 +210,9 @@ static size_t head_end(const struct request_head *h, size_t fresh)
 static void head_too_large(struct request_head *h)
 {
     if (!memchr(h->data, '\n', h->len))
-        refuse(h, 414, "URI Too Long: the request line is longer than the relay reads.");
+        refuse(h, 414, REQUEST_HEAD_LINE_TOO_LONG);
     else
-        refuse(h, 431, "Request Header Fields Too Large: the request head is longer than the relay reads "
-                       "(--max-request-line and --max-request-headers together).");
+        refuse(h, 431, REQUEST_HEAD_TOO_LARGE);
 }
 
 /* Hands the head to lws: its bytes are still in the socket (only peeked at), and the socket
@@ -203,6 +234,10 @@ static void head_whole(struct request_head *h, size_t end)
     if (request_head_fields(h->data, end) > MAX_FIELDS) {
         refuse(h, 431, "Request Header Fields Too Large: more query arguments and headers than the relay reads "
                        "in one request.");
+        return;
+    }
+    if (request_head_stored(h->data, end) > http_limits_header_buffer(h->loop->cfg) - HEAD_STORE_MARGIN) {
+        refuse(h, 431, "Request Header Fields Too Large: more header lines than the relay reads in one request.");
         return;
     }
     hand_over(h);
@@ -334,6 +369,14 @@ void request_head_start_borrowed(struct request_head *h, struct loop *loop, int 
         timer_cancel(&h->deadline);
         loop_timer_schedule(loop, &h->deadline, clock_now_ms() + idle_ms);
     }
+}
+
+void request_head_linger_borrowed(struct request_head *h, struct loop *loop, int fd, request_head_cb done,
+                                  void *owner)
+{
+    request_head_start(h, loop, fd, 0, 0, NULL, done, owner);
+    h->borrowed = true;
+    linger(h);
 }
 
 void request_head_forget(struct request_head *h)

@@ -38,6 +38,13 @@
 struct loop;
 struct http_refusals;
 
+/* The reasons the answers give (the TLS listener's, relay/tls_head.h, too). */
+#define REQUEST_HEAD_LATE "Request Timeout: the request headers did not arrive within the relay's --header-timeout."
+#define REQUEST_HEAD_LINE_TOO_LONG "URI Too Long: the request line is longer than the relay reads."
+#define REQUEST_HEAD_TOO_LARGE                                                                                  \
+    "Request Header Fields Too Large: the request head is longer than the relay reads "                         \
+    "(--max-request-line and --max-request-headers together)."
+
 /* How long a refused connection's remaining input is read and dropped before it is closed. */
 #define REQUEST_HEAD_LINGER_MS 2000
 /* Arrivals looked at one by one; then the head is peeked at on a clock. A head within the limits
@@ -96,6 +103,15 @@ void request_head_start(struct request_head *h, struct loop *loop, int fd, size_
  * socket goes back as complete and lws ends it its own way. */
 void request_head_start_borrowed(struct request_head *h, struct loop *loop, int fd, size_t limit, uint64_t timeout_ms,
                                  uint64_t idle_ms, struct http_refusals *refusals, request_head_cb done, void *owner);
+/* Only the linger of a refusal, on a socket an lws connection owns whose answer the caller has
+ * written already (the TLS listener writes it through the connection's SSL object): ends the
+ * sending side, drops input for up to REQUEST_HEAD_LINGER_MS or until the peer closes, then
+ * done(h, false) runs and the owner has lws close the connection. */
+void request_head_linger_borrowed(struct request_head *h, struct loop *loop, int fd, request_head_cb done,
+                                  void *owner);
+/* The answer to a refused head (status, reason, Connection: close) in out: its length, or -1
+ * when out is too small. */
+int request_head_answer(char *out, size_t out_len, unsigned status, const char *reason);
 /* Stops watching without closing anything and without calling done (the borrowed socket's lws
  * connection is gone). */
 void request_head_forget(struct request_head *h);
@@ -104,6 +120,11 @@ void request_head_release(struct request_head *h);
 /* Closes the connection now, without an answer (the relay is out of descriptors, or stops). */
 void request_head_abort(struct request_head *h);
 
+/* An upper bound of what lws 4.1.6 keeps of a whole head in its header buffer: every line with 8
+ * bytes more, as it keeps a header it does not know by name (a head of thousands of short unknown
+ * headers takes it about twice its size); the relay refuses a head that would not fit (431).
+ * Exposed for tests. */
+size_t request_head_stored(const char *head, size_t len);
 /* The number of lws header-table fragments a whole head needs (path, query arguments, known
  * headers); exposed for tests. */
 size_t request_head_fields(const char *head, size_t len);

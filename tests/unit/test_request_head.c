@@ -1,5 +1,6 @@
-/* test_request_head.c - the count of libwebsockets header-table fragments a request head needs
- * (relay/request_head.c), which decides a 431 before lws would close the connection silently. */
+/* test_request_head.c - the count of libwebsockets header-table fragments a request head needs, and
+ * the bound of what lws keeps of it (relay/request_head.c), which decide a 431 before lws would close
+ * the connection silently. */
 #include <stdio.h>
 #include <string.h>
 
@@ -35,5 +36,10 @@ int main(void)
         n += (size_t)snprintf(head + n, sizeof head - n, "&a%d=1", i);
     n += (size_t)snprintf(head + n, sizeof head - n, " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
     CHECK_EQ_INT(request_head_fields(head, n), 92);
+
+    /* What lws keeps of a head, at most: every line (without its line end) and 8 bytes, as it keeps
+     * a header it does not know by name; the blank line that ends the head counts too. */
+    const char *small = "GET / HTTP/1.1\r\nzz:1\r\nzz:1\n\r\n";
+    CHECK_EQ_INT(request_head_stored(small, strlen(small)), (14 + 8) + 2 * (4 + 8) + 8);
     return test_main_result("test_request_head");
 }
