@@ -324,6 +324,7 @@ static int server_callback(struct lws *wsi, enum lws_callback_reasons reason, vo
     switch (reason) {
     case LWS_CALLBACK_HTTP: {
         next_head_forget(&relay->next_heads, wsi);
+        request_body_expect(&relay->bodies, wsi); /* drained if answered before it is whole */
         int rc = route_http(relay, wsi);
         owner = lws_get_opaque_user_data(wsi);
         if (rc == 0 && (role_of(owner) == WSI_ROLE_CORE_POST || role_of(owner) == WSI_ROLE_LEGACY_REQUEST) &&
@@ -348,6 +349,8 @@ static int server_callback(struct lws *wsi, enum lws_callback_reasons reason, vo
             return legacy_session_writeable(owner, wsi);
         return 0;
     case LWS_CALLBACK_HTTP_BODY:
+        if (request_body_draining(&relay->bodies, wsi))
+            return 0; /* the request is answered: its body is dropped (relay/request_body.h) */
         if (request_body_awaited(&relay->bodies, wsi))
             request_body_wait(&relay->bodies, wsi);
         capture_http_body(wsi, in, len);
@@ -357,6 +360,8 @@ static int server_callback(struct lws *wsi, enum lws_callback_reasons reason, vo
             legacy_request_body(owner, in, len);
         return 0;
     case LWS_CALLBACK_HTTP_BODY_COMPLETION:
+        if (request_body_draining(&relay->bodies, wsi))
+            return request_body_drained(&relay->bodies, wsi);
         request_body_done(&relay->bodies, wsi);
         capture_http_body_done(wsi);
         if (role_of(owner) == WSI_ROLE_CORE_POST)
@@ -521,6 +526,8 @@ int relay_start(struct relay *relay, const struct relay_config *cfg)
     request_bodies_init(&relay->bodies, &relay->loop, relay->dict_seed);
     relay->loop.next_request = relay_next_request;
     relay->loop.next_request_ctx = &relay->next_heads;
+    relay->loop.drain_body = request_body_drain;
+    relay->loop.drain_body_ctx = &relay->bodies;
     core_sessions_init(&relay->sessions, &relay->loop, relay->dict_seed);
     core_negotiations_init(&relay->negotiations, &relay->loop, &relay->backends, relay->dict_seed);
     if (!service_init(&relay->service, &relay->loop, relay->dict_seed)) {
