@@ -8,9 +8,9 @@
 // The client is a raw socket speaking RFC 6455 (no WebSocket library sends a text frame that is not
 // UTF-8, nor keeps sending after a Close): it sends the bad frame with 64 KiB of further frames
 // behind it in one write, then another frame every 20 ms until it has the relay's Close or the
-// connection ends. Each test has its own relay (ASan build) in front of a stand-in backend (a
+// connection ends. The tests share one relay (ASan build) in front of a stand-in backend (a
 // negotiate and a SignalR WebSocket hub "chat"); synchronisation is on observable events only.
-import { test } from "../../lib/test.mjs";
+import { after, before, test } from "../../lib/test.mjs";
 import assert from "node:assert/strict";
 import crypto from "node:crypto";
 import fs from "node:fs";
@@ -125,6 +125,16 @@ async function sendNotUtf8AndKeepSending(c, more) {
     return { close: c.close, error: c.error };
 }
 
+let backend, relay;
+before(async () => {
+    backend = await standInBackend();
+    relay = await startRelay(["--hub", `chat=${backend.url}/chat`]);
+});
+after(async () => {
+    await relay?.stop();
+    await backend?.close();
+});
+
 const coreFiller = (n) => JSON.stringify({ type: 1, target: "Echo", arguments: ["x".repeat(n)] }) + RS;
 
 async function coreRaw(relay) {
@@ -137,11 +147,10 @@ async function coreRaw(relay) {
 }
 
 test("Core: a client that keeps sending after its invalid UTF-8 still gets Close 1007 with its reason, and is let go when it answers", async () => {
-    const backend = await standInBackend();
-    const relay = await startRelay(["--hub", `chat=${backend.url}/chat`]);
-    try {
+    {
         const base = await metrics(relay.url);
         const fdsBefore = fdCount(relay.pid);
+        const disconnectsBefore = backend.seen.disconnects;
         const c = await coreRaw(relay);
         assert.deepEqual(await sendNotUtf8AndKeepSending(c, coreFiller), { close: { code: 1007, reason: REASON }, error: null });
         assert.equal(c.texts.filter((t) => t.includes('"type":7')).length, 0, "no Close message: the client's own fault");
@@ -150,19 +159,14 @@ test("Core: a client that keeps sending after its invalid UTF-8 still gets Close
         assert.equal(c.error, null, "no reset");
         await pollUntil(() => metrics(relay.url), (m) => m.sessions_active === base.sessions_active,
             "the session released", BOUND_MS, 100);
-        await pollUntil(async () => backend.seen.disconnects, (n) => n === 1, "the backend's WebSocket closed", BOUND_MS, 100);
+        await pollUntil(async () => backend.seen.disconnects, (n) => n === disconnectsBefore + 1, "the backend's WebSocket closed", BOUND_MS, 100);
         await pollUntil(async () => fdCount(relay.pid), (n) => n <= fdsBefore, `the relay's descriptors back to ${fdsBefore}`, BOUND_MS, 100);
         assert.doesNotMatch(fs.readFileSync(relay.log, "utf8"), /did not take its last messages/);
-    } finally {
-        await relay.stop();
-        await backend.close();
     }
 });
 
 test("Core: a client that never answers the 1007 and never stops sending is closed at the closing deadline", async () => {
-    const backend = await standInBackend();
-    const relay = await startRelay(["--hub", `chat=${backend.url}/chat`]);
-    try {
+    {
         const base = await metrics(relay.url);
         const fdsBefore = fdCount(relay.pid);
         const c = await coreRaw(relay);
@@ -177,16 +181,11 @@ test("Core: a client that never answers the 1007 and never stops sending is clos
             "the session released", BOUND_MS, 100);
         await pollUntil(async () => fdCount(relay.pid), (n) => n <= fdsBefore, `the relay's descriptors back to ${fdsBefore}`, BOUND_MS, 100);
         c.socket.destroy();
-    } finally {
-        await relay.stop();
-        await backend.close();
     }
 });
 
 test("legacy: a WebSocket client that keeps sending after its invalid UTF-8 still gets Close 1007 with its reason", async () => {
-    const backend = await standInBackend();
-    const relay = await startRelay(["--hub", `chat=${backend.url}/chat`]);
-    try {
+    {
         const data = legacyConnectionData("chat");
         const neg = await httpRequest("GET", `${relay.url}/signalr/negotiate?clientProtocol=2.1&connectionData=${data}`);
         assert.equal(neg.status, 200, neg.body);
@@ -206,8 +205,5 @@ test("legacy: a WebSocket client that keeps sending after its invalid UTF-8 stil
         // The session keeps its backend link for a reconnect; the client's socket itself is closed.
         await pollUntil(async () => relaySide(relay.port, clientPort), (s) => s === null || s === "TIME_WAIT",
             "the relay's socket of the client closed", BOUND_MS, 100);
-    } finally {
-        await relay.stop();
-        await backend.close();
     }
 });

@@ -10,9 +10,9 @@
 // wait ran out.
 //
 // Raw sockets (a body after the answer is what no HTTP client library sends); the relay is this
-// test's own (ASan build, --header-timeout 2) in front of the test backend. Synchronisation is on
+// file's own (ASan build, --header-timeout 2) in front of the test backend. Synchronisation is on
 // what the client receives and on the relay's log, never on time alone.
-import { test } from "../../lib/test.mjs";
+import { after, before, test } from "../../lib/test.mjs";
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import net from "node:net";
@@ -62,14 +62,11 @@ async function rawHttp(port) {
 const head = (method, path, length, extra = "") =>
     `${method} ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: ${length}\r\n${extra}\r\n`;
 
-async function withRelay(run) {
-    const relay = await startRelay(["--header-timeout", "2", "--hub", `chat=${BACKEND_URL}/chat`]);
-    try {
-        await run(relay);
-    } finally {
-        await relay.stop();
-    }
-}
+let relay;
+before(async () => { relay = await startRelay(["--header-timeout", "2", "--hub", `chat=${BACKEND_URL}/chat`]); });
+after(async () => { await relay?.stop(); });
+const withRelay = (run) => run(relay);
+const drainLogLines = () => fs.readFileSync(relay.log, "utf8").match(DRAIN_LATE)?.length ?? 0;
 
 for (const [what, method, path, status] of [
     ["GET /healthz", "GET", "/healthz", 200],
@@ -94,6 +91,7 @@ for (const [what, method, path, status] of [
 
 test("a body that never arrives (or only in part): the answer first, then the connection closed at --header-timeout", async () => {
     await withRelay(async (relay) => {
+        const logged = drainLogLines();
         for (const [length, sent] of [[100, 0], [1000, 10]]) {
             const c = await rawHttp(relay.port);
             await c.write(head("GET", "/healthz", length));
@@ -103,13 +101,13 @@ test("a body that never arrives (or only in part): the answer first, then the co
             await c.until(() => c.ended || c.error, "the relay to close the connection");
             c.socket.destroy();
         }
-        const log = () => fs.readFileSync(relay.log, "utf8").match(DRAIN_LATE)?.length ?? 0;
-        await pollUntil(async () => log(), (n) => n === 2, "the relay's log of both closes", BOUND_MS, 100);
+        await pollUntil(async () => drainLogLines(), (n) => n === logged + 2, "the relay's log of both closes", BOUND_MS, 100);
     });
 });
 
 test("a body on a request that asked for Connection: close is read before the close (no reset), or the deadline closes it", async () => {
     await withRelay(async (relay) => {
+        const logged = drainLogLines();
         for (const sendBody of [true, false]) {
             const c = await rawHttp(relay.port);
             await c.write(head("GET", "/healthz", BIG, "Connection: close\r\n"));
@@ -121,7 +119,6 @@ test("a body on a request that asked for Connection: close is read before the cl
             c.socket.destroy();
         }
         // The one without its body was held open for it, until the deadline (it was closed at once).
-        const log = () => fs.readFileSync(relay.log, "utf8").match(DRAIN_LATE)?.length ?? 0;
-        await pollUntil(async () => log(), (n) => n === 1, "the relay's log of the close at the deadline", BOUND_MS, 100);
+        await pollUntil(async () => drainLogLines(), (n) => n === logged + 1, "the relay's log of the close at the deadline", BOUND_MS, 100);
     });
 });
