@@ -431,6 +431,7 @@ static int server_callback(struct lws *wsi, enum lws_callback_reasons reason, vo
         listener_wsi_destroyed(&relay->listener, wsi);
         next_head_forget(&relay->next_heads, wsi);
         request_body_done(&relay->bodies, wsi);
+        linger_forget(&relay->lingers, wsi);
         return 0;
     case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
         /* relay_stop() woke the loop (lws_cancel_service): with libev, lws_service() runs
@@ -528,6 +529,9 @@ int relay_start(struct relay *relay, const struct relay_config *cfg)
     relay->loop.next_request_ctx = &relay->next_heads;
     relay->loop.drain_body = request_body_drain;
     relay->loop.drain_body_ctx = &relay->bodies;
+    lingers_init(&relay->lingers, &relay->loop, relay->dict_seed);
+    relay->loop.linger_read = linger_start;
+    relay->loop.linger_read_ctx = &relay->lingers;
     core_sessions_init(&relay->sessions, &relay->loop, relay->dict_seed);
     core_negotiations_init(&relay->negotiations, &relay->loop, &relay->backends, relay->dict_seed);
     if (!service_init(&relay->service, &relay->loop, relay->dict_seed)) {
@@ -671,6 +675,8 @@ void relay_destroy(struct relay *relay)
         next_heads_free(&relay->next_heads);
     if (relay->bodies.loop)
         request_bodies_free(&relay->bodies);
+    if (relay->lingers.loop)
+        lingers_free(&relay->lingers);
     tls_front_free(&relay->tls);
     if (relay->negotiations.loop)
         core_negotiations_clear(&relay->negotiations);

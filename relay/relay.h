@@ -26,6 +26,7 @@
 #include "relay/listener.h"
 #include "relay/loop.h"
 #include "relay/next_head.h"
+#include "relay/linger.h"
 #include "relay/request_body.h"
 #include "relay/proxy_channel.h"
 #include "relay/service.h"
@@ -52,6 +53,7 @@ struct relay {
     struct http_refusals refusals;    /* requests refused at the front door (http_limits.h) */
     struct next_heads next_heads;     /* kept-alive connections' next heads, read before lws (next_head.h) */
     struct request_bodies bodies;     /* request bodies being read, each with its deadline (request_body.h) */
+    struct lingers lingers;           /* client WebSockets read to their end after the relay's Close (linger.h) */
     struct lws_protocols protocols[4]; /* lws keeps a pointer: lives as long as the context */
     struct lws_protocols admin_protocols[2]; /* --admin-listen's vhost: the same */
     struct timer_entry lws_wake_timer; /* wakes lws each second, so its timeouts are looked at */

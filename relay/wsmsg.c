@@ -214,6 +214,9 @@ int wsmsg_close_lingering(struct lws *wsi, enum wsmsg_close_state *state)
          * failure (the client already went) leaves the rest to lws' read of the socket. */
         (void)shutdown(lws_get_socket_fd(wsi), SHUT_WR);
         *state = WSMSG_CLOSE_LINGERING;
+        struct loop *loop = loop_of_wsi(wsi);
+        if (loop->linger_read) /* read to its end by the relay, no frame answered (relay/linger.h) */
+            loop->linger_read(loop->linger_read_ctx, wsi);
     }
     return 0;
 }

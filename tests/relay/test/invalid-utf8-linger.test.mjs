@@ -33,8 +33,11 @@ async function standInBackend() {
     const seen = { disconnects: 0 };
     wss.on("connection", (ws) => {
         ws.on("message", (data) => {
-            for (const record of data.toString().split(RS).filter(Boolean))
-                if (JSON.parse(record).protocol) ws.send(`{}${RS}`);
+            for (const record of data.toString().split(RS).filter(Boolean)) {
+                const m = JSON.parse(record);
+                if (m.protocol) ws.send(`{}${RS}`);
+                else if (m.target === "Drop") ws._socket.destroy(); // the relay loses its backend link
+            }
         });
         ws.on("close", () => { seen.disconnects++; });
     });
@@ -57,12 +60,13 @@ function frame(opcode, payload) {
 
 // A WebSocket on a raw socket: the upgrade, then the server's frames parsed as they come.
 async function rawWebSocket(port, pathAndQuery) {
-    const socket = net.connect(port, "127.0.0.1");
+    // Half-open allowed: the relay's FIN does not end the client's side; the client closes when it chooses.
+    const socket = net.connect({ port, host: "127.0.0.1", allowHalfOpen: true });
     await withTimeout(new Promise((r, j) => { socket.once("connect", r); socket.once("error", j); }), 10000, "TCP connect");
     const key = crypto.randomBytes(16).toString("base64");
     socket.write(`GET ${pathAndQuery} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
         `Sec-WebSocket-Key: ${key}\r\nSec-WebSocket-Version: 13\r\n\r\n`);
-    const c = { socket, texts: [], close: null, error: null, ended: false, waiters: [] };
+    const c = { socket, texts: [], pongs: 0, close: null, error: null, ended: false, waiters: [] };
     const wake = () => { for (const w of c.waiters.splice(0)) w(); };
     let buf = Buffer.alloc(0);
     let upgraded = false;
@@ -84,12 +88,13 @@ async function rawWebSocket(port, pathAndQuery) {
             const opcode = buf[0] & 0x0f, payload = buf.subarray(at, at + len);
             buf = buf.subarray(at + len);
             if (opcode === 1) c.texts.push(payload.toString());
+            if (opcode === 10) c.pongs++;
             if (opcode === 8) c.close = { code: payload.length >= 2 ? payload.readUInt16BE(0) : 1005, reason: payload.subarray(2).toString() };
         }
         wake();
     });
     socket.on("error", (e) => { c.error = e.code ?? String(e); wake(); });
-    socket.on("close", () => { c.ended = true; wake(); });
+    socket.on("close", () => { c.ended = true; wake(); }); // both sides closed, or reset
     c.until = (done, what) => withTimeout(new Promise((resolve) => {
         const check = () => (done() ? resolve() : c.waiters.push(check));
         check();
@@ -154,8 +159,11 @@ test("Core: a client that keeps sending after its invalid UTF-8 still gets Close
         const c = await coreRaw(relay);
         assert.deepEqual(await sendNotUtf8AndKeepSending(c, coreFiller), { close: { code: 1007, reason: REASON }, error: null });
         assert.equal(c.texts.filter((t) => t.includes('"type":7')).length, 0, "no Close message: the client's own fault");
-        c.send(8, Buffer.from([0x03, 0xef])); // the client's Close (1007 echoed): the relay lets go at once
-        await c.until(() => c.ended, "the relay to end the connection");
+        // The client's Close (1007 echoed), then its end of the TCP connection, as RFC 6455 §7.1.1
+        // asks of a client: the relay lets go at once.
+        c.send(8, Buffer.from([0x03, 0xef]));
+        c.socket.end();
+        await c.until(() => c.ended || c.error, "the connection to end");
         assert.equal(c.error, null, "no reset");
         await pollUntil(() => metrics(relay.url), (m) => m.sessions_active === base.sessions_active,
             "the session released", BOUND_MS, 100);
@@ -173,7 +181,7 @@ test("Core: a client that never answers the 1007 and never stops sending is clos
         assert.deepEqual(await sendNotUtf8AndKeepSending(c, coreFiller), { close: { code: 1007, reason: REASON }, error: null });
         const timer = setInterval(() => { if (!c.ended && !c.error) c.send(1, coreFiller(100)); }, 50);
         try {
-            await c.until(() => c.ended || c.error, "the relay to end the connection at its deadline");
+            await c.until(() => c.ended || c.error, "the relay to end the connection at its deadline (a reset: the client still sends)");
         } finally {
             clearInterval(timer);
         }
@@ -182,6 +190,28 @@ test("Core: a client that never answers the 1007 and never stops sending is clos
         await pollUntil(async () => fdCount(relay.pid), (n) => n <= fdsBefore, `the relay's descriptors back to ${fdsBefore}`, BOUND_MS, 100);
         c.socket.destroy();
     }
+});
+
+test("Core: a WebSocket ping after the relay's Close gets no pong and does not end the linger: the closing deadline does", async () => {
+    const deadlineLines = () => fs.readFileSync(relay.log, "utf8").match(/did not take its last messages within 5000 ms/g)?.length ?? 0;
+    const logged = deadlineLines();
+    const c = await coreRaw(relay);
+    c.send(1, JSON.stringify({ type: 1, target: "Drop", arguments: [] }) + RS);
+    await c.until(() => c.close || c.ended || c.error, "the relay's Close");
+    assert.equal(c.close?.code, 1000);
+    // lws used to answer the ping with a pong on the socket shut down for writing: the write failed
+    // and lws closed the socket at once, under the client's next frames.
+    c.send(9, "still there?");
+    const timer = setInterval(() => { if (!c.ended && !c.error) c.send(1, coreFiller(100)); }, 50);
+    try {
+        await c.until(() => c.ended || c.error, "the relay to end the connection at its deadline (a reset: the client still sends)");
+    } finally {
+        clearInterval(timer);
+    }
+    assert.equal(c.pongs, 0, "no pong after the relay's Close");
+    await pollUntil(async () => deadlineLines(), (n) => n === logged + 1, "the session's closing deadline to end it (not the ping)",
+        BOUND_MS, 100);
+    c.socket.destroy();
 });
 
 test("legacy: a WebSocket client that keeps sending after its invalid UTF-8 still gets Close 1007 with its reason", async () => {
@@ -200,7 +230,8 @@ test("legacy: a WebSocket client that keeps sending after its invalid UTF-8 stil
         const filler = (n) => JSON.stringify({ H: "chat", M: "Echo", A: ["x".repeat(n)], I: String(id++) });
         assert.deepEqual(await sendNotUtf8AndKeepSending(c, filler), { close: { code: 1007, reason: REASON }, error: null });
         c.send(8, Buffer.from([0x03, 0xef]));
-        await c.until(() => c.ended, "the relay to end the connection");
+        c.socket.end();
+        await c.until(() => c.ended || c.error, "the connection to end");
         assert.equal(c.error, null, "no reset");
         // The session keeps its backend link for a reconnect; the client's socket itself is closed.
         await pollUntil(async () => relaySide(relay.port, clientPort), (s) => s === null || s === "TIME_WAIT",
