@@ -22,6 +22,8 @@ void lingers_init(struct lingers *t, struct loop *loop, const uint8_t seed[DICT_
 {
     t->loop = loop;
     dict_init(&t->by_wsi, seed);
+    loop->linger_read = linger_start; /* wsmsg_close_lingering asks once it has shut the socket down */
+    loop->linger_read_ctx = t;
 }
 
 static struct lingering *find(struct lingers *t, struct lws *wsi)

@@ -28,6 +28,7 @@ struct lingers {
     struct dict by_wsi; /* struct lingering (linger.c) by the bytes of its wsi pointer */
 };
 
+/* Also sets loop->linger_read (loop.h) to linger_start on t. */
 void lingers_init(struct lingers *t, struct loop *loop, const uint8_t seed[DICT_SEED_LEN]);
 /* Stops every read (the sockets are lws'). */
 void lingers_free(struct lingers *t);

@@ -527,11 +527,7 @@ int relay_start(struct relay *relay, const struct relay_config *cfg)
     request_bodies_init(&relay->bodies, &relay->loop, relay->dict_seed);
     relay->loop.next_request = relay_next_request;
     relay->loop.next_request_ctx = &relay->next_heads;
-    relay->loop.drain_body = request_body_drain;
-    relay->loop.drain_body_ctx = &relay->bodies;
     lingers_init(&relay->lingers, &relay->loop, relay->dict_seed);
-    relay->loop.linger_read = linger_start;
-    relay->loop.linger_read_ctx = &relay->lingers;
     core_sessions_init(&relay->sessions, &relay->loop, relay->dict_seed);
     core_negotiations_init(&relay->negotiations, &relay->loop, &relay->backends, relay->dict_seed);
     if (!service_init(&relay->service, &relay->loop, relay->dict_seed)) {

@@ -26,6 +26,8 @@ void request_bodies_init(struct request_bodies *t, struct loop *loop, const uint
 {
     t->loop = loop;
     dict_init(&t->by_wsi, seed);
+    loop->drain_body = request_body_drain; /* http.c asks before it completes a transaction */
+    loop->drain_body_ctx = t;
 }
 
 static struct request_body *find(struct request_bodies *t, struct lws *wsi)

@@ -37,6 +37,7 @@ struct request_bodies {
     struct dict by_wsi; /* struct request_body by the bytes of its wsi pointer */
 };
 
+/* Also sets loop->drain_body (loop.h) to request_body_drain on t. */
 void request_bodies_init(struct request_bodies *t, struct loop *loop, const uint8_t seed[DICT_SEED_LEN]);
 /* Forgets every wait (the connections are lws'). */
 void request_bodies_free(struct request_bodies *t);
