@@ -546,8 +546,9 @@ int core_session_receive(struct core_session *s, const void *in, size_t len)
         handle_client_message(s, whole);
     } else if (fault == WSMSG_BAD_UTF8) {
         /* The client broke the WebSocket protocol: it gets what Kestrel gives it, close
-         * 1007 and no invitation to reconnect. */
-        return wsmsg_close_invalid_payload(s->wsi);
+         * 1007 and no invitation to reconnect, in a lingering close; the hub connection ends. */
+        wsmsg_close_invalid_payload(s->wsi, &s->to_client, &s->ws_close);
+        close_after_flush(s);
     } else if (fault != WSMSG_MORE && s->state == CORE_OPEN) {
         /* allowReconnect as ASP.NET Core sends it when a message exceeds its own limit. */
         close_with_error(s, fault == WSMSG_TOO_LARGE

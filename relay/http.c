@@ -333,9 +333,11 @@ static bool add_connection_close_if_closing(struct lws *wsi, bool closing, unsig
  * next request's head before lws does (loop.h, next_request). */
 static int transaction_completed(struct lws *wsi)
 {
+    struct loop *loop = loop_of_wsi(wsi);
+    if (loop->drain_body && loop->drain_body(loop->drain_body_ctx, wsi))
+        return 0; /* completed once the body is whole (relay/request_body.h) */
     if (lws_http_transaction_completed(wsi))
         return -1;
-    struct loop *loop = loop_of_wsi(wsi);
     if (loop->next_request)
         loop->next_request(loop->next_request_ctx, wsi);
     return 0;
@@ -345,9 +347,12 @@ static int transaction_completed(struct lws *wsi)
  * connection cannot carry another request, else whatever lws says. */
 static int finish_transaction(struct lws *wsi)
 {
-    if (response_closes_connection(wsi))
-        return -1;
-    return transaction_completed(wsi);
+    if (!response_closes_connection(wsi))
+        return transaction_completed(wsi);
+    /* A body of known length still arriving is read first: closing with unread input would
+     * reset the connection, and the client could lose the answer (lws closes once it is whole). */
+    struct loop *loop = loop_of_wsi(wsi);
+    return loop->drain_body && loop->drain_body(loop->drain_body_ctx, wsi) ? 0 : -1;
 }
 
 /* The body of a response whose headers are out, as its last write (none when empty). */

@@ -94,14 +94,22 @@ static void handle_client_text(struct legacy_session *s, const char *data, size_
 int legacy_session_receive(struct legacy_session *s, const void *in, size_t len)
 {
     s->last_heard_ms = clock_now_ms();
-    if (s->closing)
-        return 0;
+    if (s->closing || s->ws_close != WSMSG_CLOSE_NONE)
+        return 0; /* after the relay's Close: read and discarded (relay/wsmsg.h) */
     enum wsmsg_fault fault;
     struct wsmsg *whole = wsmsg_receive(&s->rx_partial, s->wsi, in, len, s->loop,
                                         config_client_message_limit(s->loop->cfg), "legacy session", &fault);
     if (!whole) {
-        if (fault == WSMSG_BAD_UTF8)
-            return wsmsg_close_invalid_payload(s->wsi); /* as the original's WebSocket would: 1007 */
+        if (fault == WSMSG_BAD_UTF8) {
+            /* As the original's WebSocket would: 1007, in a lingering close. The channel takes
+             * nothing more (no pushes, no keep-alives); the session waits for a reconnect once
+             * the socket is gone, as after any lost WebSocket. */
+            s->channel_live = false;
+            s->ping_due = false;
+            timer_cancel(&s->keepalive_timer);
+            wsmsg_close_invalid_payload(s->wsi, &s->to_client, &s->ws_close);
+            return 0;
+        }
         if (fault != WSMSG_MORE)
             legacy_session_end(s, fault == WSMSG_TOO_LARGE ? "The message exceeded the relay's maximum message size."
                                                     : LEGACY_OUT_OF_MEMORY_TEXT);

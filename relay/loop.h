@@ -67,6 +67,15 @@ struct loop {
      * relay reads the connection's next head first (relay/next_head.h). NULL: lws reads it. */
     void (*next_request)(void *ctx, struct lws *wsi);
     void *next_request_ctx;
+    /* After a whole response, before its transaction completes (http.c): true when the
+     * request's body has not all arrived; the relay then reads and discards it first, under a
+     * deadline (relay/request_body.h, request_body_drain). NULL: lws discards it. */
+    bool (*drain_body)(void *ctx, struct lws *wsi);
+    void *drain_body_ctx;
+    /* A client WebSocket the relay has closed, shut down for writing (wsmsg.c): the relay reads
+     * it to its end instead of lws (relay/linger.h). NULL: lws reads it. */
+    bool (*linger_read)(void *ctx, struct lws *wsi);
+    void *linger_read_ctx;
 };
 
 /* The loop a wsi of the relay's context runs on: the context's user object

@@ -95,6 +95,8 @@ void next_head_forget(struct next_heads *t, struct lws *wsi)
 
 void next_heads_free(struct next_heads *t)
 {
+    if (!t->loop)
+        return; /* never initialised (relay_start failed before it) */
     struct dict_iter it;
     struct dict_entry *e;
     dict_iter_begin(&it, &t->by_wsi);

@@ -325,6 +325,7 @@ static int server_callback(struct lws *wsi, enum lws_callback_reasons reason, vo
     case LWS_CALLBACK_HTTP: {
         next_head_forget(&relay->next_heads, wsi);
         tls_next_head_served(&relay->tls_next_heads, wsi);
+        request_body_expect(&relay->bodies, wsi); /* drained if answered before it is whole */
         int rc = route_http(relay, wsi);
         owner = lws_get_opaque_user_data(wsi);
         if (rc == 0 && (role_of(owner) == WSI_ROLE_CORE_POST || role_of(owner) == WSI_ROLE_LEGACY_REQUEST) &&
@@ -349,6 +350,8 @@ static int server_callback(struct lws *wsi, enum lws_callback_reasons reason, vo
             return legacy_session_writeable(owner, wsi);
         return 0;
     case LWS_CALLBACK_HTTP_BODY:
+        if (request_body_draining(&relay->bodies, wsi))
+            return 0; /* the request is answered: its body is dropped (relay/request_body.h) */
         if (request_body_awaited(&relay->bodies, wsi))
             request_body_wait(&relay->bodies, wsi);
         capture_http_body(wsi, in, len);
@@ -358,6 +361,8 @@ static int server_callback(struct lws *wsi, enum lws_callback_reasons reason, vo
             legacy_request_body(owner, in, len);
         return 0;
     case LWS_CALLBACK_HTTP_BODY_COMPLETION:
+        if (request_body_draining(&relay->bodies, wsi))
+            return request_body_drained(&relay->bodies, wsi);
         request_body_done(&relay->bodies, wsi);
         capture_http_body_done(wsi);
         if (role_of(owner) == WSI_ROLE_CORE_POST)
@@ -429,6 +434,7 @@ static int server_callback(struct lws *wsi, enum lws_callback_reasons reason, vo
         next_head_forget(&relay->next_heads, wsi);
         tls_next_head_forget(&relay->tls_next_heads, wsi);
         request_body_done(&relay->bodies, wsi);
+        linger_forget(&relay->lingers, wsi);
         return 0;
     case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
         /* relay_stop() woke the loop (lws_cancel_service): with libev, lws_service() runs
@@ -495,8 +501,7 @@ static bool relay_legacy_service_hubs(struct relay *relay)
     return true;
 }
 
-/* loop.h's next_request: a kept-alive connection's next head is read before lws reads it (on a
- * TLS listener, watched while lws reads it). */
+/* loop.h's next_request: a kept-alive connection's next head, read first (plain) or watched (TLS). */
 static void relay_next_request(void *ctx, struct lws *wsi)
 {
     struct relay *relay = ctx;
@@ -530,6 +535,7 @@ int relay_start(struct relay *relay, const struct relay_config *cfg)
     relay->loop.next_request = relay_next_request;
     relay->loop.next_request_ctx = relay;
     tls_next_heads_init(&relay->tls_next_heads, &relay->loop, &relay->refusals, relay->dict_seed);
+    lingers_init(&relay->lingers, &relay->loop, relay->dict_seed);
     core_sessions_init(&relay->sessions, &relay->loop, relay->dict_seed);
     core_negotiations_init(&relay->negotiations, &relay->loop, &relay->backends, relay->dict_seed);
     if (!service_init(&relay->service, &relay->loop, relay->dict_seed)) {
@@ -669,12 +675,10 @@ void relay_destroy(struct relay *relay)
         core_sessions_free(&relay->sessions);
     loop_destroy(&relay->loop); /* closes every connection through the callbacks */
     listener_free(&relay->listener);
-    if (relay->next_heads.loop)
-        next_heads_free(&relay->next_heads);
-    if (relay->tls_next_heads.loop)
-        tls_next_heads_free(&relay->tls_next_heads);
-    if (relay->bodies.loop)
-        request_bodies_free(&relay->bodies);
+    next_heads_free(&relay->next_heads);
+    tls_next_heads_free(&relay->tls_next_heads);
+    request_bodies_free(&relay->bodies);
+    lingers_free(&relay->lingers);
     tls_front_free(&relay->tls);
     if (relay->negotiations.loop)
         core_negotiations_clear(&relay->negotiations);

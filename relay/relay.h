@@ -27,6 +27,7 @@
 #include "relay/loop.h"
 #include "relay/next_head.h"
 #include "relay/tls_next_head.h"
+#include "relay/linger.h"
 #include "relay/request_body.h"
 #include "relay/proxy_channel.h"
 #include "relay/service.h"
@@ -54,6 +55,7 @@ struct relay {
     struct next_heads next_heads;     /* kept-alive connections' next heads, read before lws (next_head.h) */
     struct tls_next_heads tls_next_heads; /* the same on a TLS listener, watched while lws reads them (tls_next_head.h) */
     struct request_bodies bodies;     /* request bodies being read, each with its deadline (request_body.h) */
+    struct lingers lingers;           /* client WebSockets read to their end after the relay's Close (linger.h) */
     struct lws_protocols protocols[4]; /* lws keeps a pointer: lives as long as the context */
     struct lws_protocols admin_protocols[2]; /* --admin-listen's vhost: the same */
     struct timer_entry lws_wake_timer; /* wakes lws each second, so its timeouts are looked at */

@@ -103,6 +103,8 @@ void tls_next_head_forget(struct tls_next_heads *t, struct lws *wsi)
 
 void tls_next_heads_free(struct tls_next_heads *t)
 {
+    if (!t->loop)
+        return; /* never initialised (relay_start failed before it) */
     struct dict_iter it;
     struct dict_entry *e;
     dict_iter_begin(&it, &t->by_wsi);

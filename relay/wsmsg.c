@@ -191,26 +191,38 @@ nomem:
     return NULL;
 }
 
-int wsmsg_close_invalid_payload(struct lws *wsi)
-{
-    static const char reason[] = "invalid UTF-8 in a text message";
-    lws_close_reason(wsi, LWS_CLOSE_STATUS_INVALID_PAYLOAD, (unsigned char *)reason, sizeof reason - 1);
-    capture_ws_server_close(wsi, LWS_CLOSE_STATUS_INVALID_PAYLOAD, reason);
-    return -1;
-}
-
 /* lws' own write type for a Close frame: lws 4.1.6 keeps it out of its public headers
  * (lib/roles/ws/private-lib-roles-ws.h: LWS_WRITE_CLOSE 4) and writes a Close only on its way to
  * closing the descriptor, which is what the lingering close must not do. */
 #define WSMSG_LWS_WRITE_CLOSE ((enum lws_write_protocol)4)
 
+/* Writes a Close frame (code, then the reason when there is one); false when the write failed. */
+static bool write_close(struct lws *wsi, enum lws_close_status code, const char *reason)
+{
+    unsigned char frame[LWS_PRE + 2 + 123]; /* a control frame's payload is at most 125 bytes */
+    size_t len = reason ? strlen(reason) : 0;
+    if (len > sizeof frame - LWS_PRE - 2)
+        len = sizeof frame - LWS_PRE - 2;
+    frame[LWS_PRE] = (unsigned char)(code >> 8);
+    frame[LWS_PRE + 1] = (unsigned char)(code & 0xff);
+    if (len)
+        memcpy(frame + LWS_PRE + 2, reason, len);
+    capture_ws_server_close(wsi, code, reason);
+    return lws_write(wsi, frame + LWS_PRE, 2 + len, WSMSG_LWS_WRITE_CLOSE) >= 0;
+}
+
+static const char invalid_payload_reason[] = "invalid UTF-8 in a text message";
+
 int wsmsg_close_lingering(struct lws *wsi, enum wsmsg_close_state *state)
 {
-    if (*state == WSMSG_CLOSE_NONE) {
-        unsigned char frame[LWS_PRE + 2] = { [LWS_PRE] = LWS_CLOSE_STATUS_NORMAL >> 8,
-                                             [LWS_PRE + 1] = LWS_CLOSE_STATUS_NORMAL & 0xff };
-        capture_ws_server_close(wsi, LWS_CLOSE_STATUS_NORMAL, NULL);
-        if (lws_write(wsi, frame + LWS_PRE, 2, WSMSG_LWS_WRITE_CLOSE) < 0)
+    if (*state == WSMSG_CLOSE_NONE || *state == WSMSG_CLOSE_INVALID) {
+        if (lws_partial_buffered(wsi)) {
+            lws_callback_on_writable(wsi); /* the rest of an earlier frame first */
+            return 0;
+        }
+        bool invalid = *state == WSMSG_CLOSE_INVALID;
+        if (!write_close(wsi, invalid ? LWS_CLOSE_STATUS_INVALID_PAYLOAD : LWS_CLOSE_STATUS_NORMAL,
+                         invalid ? invalid_payload_reason : NULL))
             return -1;
         *state = WSMSG_CLOSE_SENT;
     }
@@ -223,8 +235,20 @@ int wsmsg_close_lingering(struct lws *wsi, enum wsmsg_close_state *state)
          * failure (the client already went) leaves the rest to lws' read of the socket. */
         (void)shutdown(lws_get_socket_fd(wsi), SHUT_WR);
         *state = WSMSG_CLOSE_LINGERING;
+        struct loop *loop = loop_of_wsi(wsi);
+        if (loop->linger_read) /* read to its end by the relay, no frame answered (relay/linger.h) */
+            loop->linger_read(loop->linger_read_ctx, wsi);
     }
     return 0;
+}
+
+void wsmsg_close_invalid_payload(struct lws *wsi, struct msg_queue *q, enum wsmsg_close_state *state)
+{
+    msg_queue_clear(q);
+    if (*state == WSMSG_CLOSE_NONE)
+        *state = WSMSG_CLOSE_INVALID;
+    lws_set_timeout(wsi, PENDING_TIMEOUT_CLOSE_SEND, RELAY_CLOSE_TIMEOUT_MS / 1000);
+    lws_callback_on_writable(wsi);
 }
 
 void wsmsg_pause_reading(struct lws *wsi, bool *paused, struct loop *loop)

@@ -74,11 +74,6 @@ enum wsmsg_fault {
 struct wsmsg *wsmsg_receive(struct wsmsg **partial, struct lws *wsi, const void *in, size_t len, struct loop *loop,
                             size_t limit, const char *who, enum wsmsg_fault *fault);
 
-/* Ends a client WebSocket that sent a text message that is not UTF-8: close
- * 1007 (invalid payload data), as RFC 6455 asks of the receiving side. The
- * RECEIVE callback returns what this returns (-1: lws closes it). */
-int wsmsg_close_invalid_payload(struct lws *wsi);
-
 /* The relay's own close of a client WebSocket, done as a lingering close
  * (nginx's lingering_close, Kestrel's): the Close frame (1000) is written
  * behind everything already sent, then, once lws holds none of it, the
@@ -92,6 +87,7 @@ int wsmsg_close_invalid_payload(struct lws *wsi);
  * reading loses every message and the Close still in its buffers. */
 enum wsmsg_close_state {
     WSMSG_CLOSE_NONE,     /* the relay has not closed this WebSocket */
+    WSMSG_CLOSE_INVALID,  /* Close 1007 due (wsmsg_close_invalid_payload), not written yet */
     WSMSG_CLOSE_SENT,     /* its Close frame is written; lws may hold part of it */
     WSMSG_CLOSE_LINGERING /* shut down for writing; reading until the client goes */
 };
@@ -101,6 +97,19 @@ enum wsmsg_close_state {
  * (the socket stays, lingering or flushing the Close), -1 when the write
  * failed (lws closes it). */
 int wsmsg_close_lingering(struct lws *wsi, enum wsmsg_close_state *state);
+
+/* Ends a client WebSocket that sent a text message that is not UTF-8 with the same lingering
+ * close, its Close frame saying 1007 (invalid payload data) and why, as RFC 6455 §8.1 asks of
+ * the receiving side. As ASP.NET Core's WebSocket transport does on a receive error, the Close
+ * goes out at once, behind only what lws already holds of an earlier frame: what is still
+ * queued for the client (q) is dropped (its sending loop stops; the hub's messages still in
+ * its pipe are never written). The socket gets the closing deadline (RELAY_CLOSE_TIMEOUT_MS,
+ * lws' timer on the socket itself) whatever the session does meanwhile. Called from the
+ * RECEIVE callback, which then returns 0: the socket stays open, and the session discards
+ * what the client sends after (*state is no longer WSMSG_CLOSE_NONE). Closing the descriptor
+ * at once instead (as it once did) let the client's next frames meet a closed socket: a
+ * reset, and a client that never saw the 1007. */
+void wsmsg_close_invalid_payload(struct lws *wsi, struct msg_queue *q, enum wsmsg_close_state *state);
 
 /* Flow control on the reading side: stops reading wsi (counted in
  * flow_control_pauses) / reads it again; *paused remembers which. wsi may be
