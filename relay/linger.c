@@ -9,7 +9,7 @@
 
 /* One socket read to its end. */
 struct lingering {
-    struct dict_entry entry; /* in lingers.by_wsi */
+    struct ptr_map_entry entry; /* in lingers.by_wsi */
     ev_io io;
     struct lws *wsi;
     struct lingers *table;
@@ -21,21 +21,21 @@ struct lingering {
 void lingers_init(struct lingers *t, struct loop *loop, const uint8_t seed[DICT_SEED_LEN])
 {
     t->loop = loop;
-    dict_init(&t->by_wsi, seed);
+    ptr_map_init(&t->by_wsi, seed);
     loop->linger_read = linger_start; /* wsmsg_close_lingering asks once it has shut the socket down */
     loop->linger_read_ctx = t;
 }
 
 static struct lingering *find(struct lingers *t, struct lws *wsi)
 {
-    struct dict_entry *e = dict_find(&t->by_wsi, span_make((const char *)&wsi, sizeof wsi));
+    struct ptr_map_entry *e = ptr_map_find(&t->by_wsi, wsi);
     return e ? list_container_of(e, struct lingering, entry) : NULL;
 }
 
 static void linger_free(struct lingering *l)
 {
     ev_io_stop(l->table->loop->ev, &l->io);
-    dict_remove(&l->table->by_wsi, &l->entry);
+    ptr_map_remove(&l->table->by_wsi, &l->entry);
     free(l);
 }
 
@@ -75,7 +75,7 @@ bool linger_start(void *lingers, struct lws *wsi)
         return false;
     l->wsi = wsi;
     l->table = t;
-    if (dict_insert(&t->by_wsi, &l->entry, span_make((const char *)&l->wsi, sizeof l->wsi)) != DICT_OK) {
+    if (!ptr_map_add(&t->by_wsi, &l->entry, l->wsi)) {
         free(l);
         return false;
     }
@@ -93,19 +93,18 @@ void linger_forget(struct lingers *t, struct lws *wsi)
         linger_free(l);
 }
 
+/* ptr_map_clear's release: one record at the relay's end. */
+static void release(struct ptr_map_entry *e, void *ctx)
+{
+    struct lingers *t = ctx;
+    struct lingering *l = list_container_of(e, struct lingering, entry);
+    ev_io_stop(t->loop->ev, &l->io);
+    free(l);
+}
+
 void lingers_free(struct lingers *t)
 {
     if (!t->loop)
         return; /* never initialised (relay_start failed before it) */
-    struct dict_iter it;
-    struct dict_entry *e;
-    dict_iter_begin(&it, &t->by_wsi);
-    while ((e = dict_iter_next(&it))) {
-        struct lingering *l = list_container_of(e, struct lingering, entry);
-        ev_io_stop(t->loop->ev, &l->io);
-        dict_remove(&t->by_wsi, e);
-        free(l);
-    }
-    dict_iter_end(&it);
-    dict_free(&t->by_wsi);
+    ptr_map_clear(&t->by_wsi, release, t);
 }

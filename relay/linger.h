@@ -18,14 +18,14 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "containers/dict.h"
+#include "containers/ptr_map.h"
 
 struct loop;
 
 /* The sockets being read to their end: owned by the relay. */
 struct lingers {
     struct loop *loop;
-    struct dict by_wsi; /* struct lingering (linger.c) by the bytes of its wsi pointer */
+    struct ptr_map by_wsi; /* struct lingering (linger.c) by its wsi */
 };
 
 /* Also sets loop->linger_read (loop.h) to linger_start on t. */

@@ -12,7 +12,7 @@
 /* One kept-alive connection whose next head is being read. */
 struct next_head_wait {
     struct request_head head;
-    struct dict_entry entry; /* in next_heads.by_wsi */
+    struct ptr_map_entry entry; /* in next_heads.by_wsi */
     struct lws *wsi;
     struct next_heads *table;
 };
@@ -26,17 +26,12 @@ void next_heads_init(struct next_heads *t, struct loop *loop, struct http_refusa
 {
     t->loop = loop;
     t->refusals = refusals;
-    dict_init(&t->by_wsi, seed);
-}
-
-static struct span wsi_key(struct lws *const *wsi)
-{
-    return span_make((const char *)wsi, sizeof *wsi);
+    ptr_map_init(&t->by_wsi, seed);
 }
 
 static void wait_free(struct next_head_wait *w)
 {
-    dict_remove(&w->table->by_wsi, &w->entry);
+    ptr_map_remove(&w->table->by_wsi, &w->entry);
     free(w);
 }
 
@@ -73,7 +68,7 @@ void next_head_watch(struct next_heads *t, struct lws *wsi)
         return; /* lws reads it, as before */
     w->wsi = wsi;
     w->table = t;
-    if (dict_insert(&t->by_wsi, &w->entry, wsi_key(&w->wsi)) != DICT_OK) {
+    if (!ptr_map_add(&t->by_wsi, &w->entry, w->wsi)) {
         free(w);
         return;
     }
@@ -85,7 +80,7 @@ void next_head_watch(struct next_heads *t, struct lws *wsi)
 
 void next_head_forget(struct next_heads *t, struct lws *wsi)
 {
-    struct dict_entry *e = dict_find(&t->by_wsi, wsi_key(&wsi));
+    struct ptr_map_entry *e = ptr_map_find(&t->by_wsi, wsi);
     if (!e)
         return;
     struct next_head_wait *w = list_container_of(e, struct next_head_wait, entry);
@@ -93,19 +88,18 @@ void next_head_forget(struct next_heads *t, struct lws *wsi)
     wait_free(w);
 }
 
+/* ptr_map_clear's release: one record at the relay's end. */
+static void release(struct ptr_map_entry *e, void *ctx)
+{
+    (void)ctx;
+    struct next_head_wait *w = list_container_of(e, struct next_head_wait, entry);
+    request_head_forget(&w->head);
+    free(w);
+}
+
 void next_heads_free(struct next_heads *t)
 {
     if (!t->loop)
         return; /* never initialised (relay_start failed before it) */
-    struct dict_iter it;
-    struct dict_entry *e;
-    dict_iter_begin(&it, &t->by_wsi);
-    while ((e = dict_iter_next(&it))) {
-        struct next_head_wait *w = list_container_of(e, struct next_head_wait, entry);
-        request_head_forget(&w->head);
-        dict_remove(&t->by_wsi, e);
-        free(w);
-    }
-    dict_iter_end(&it);
-    dict_free(&t->by_wsi);
+    ptr_map_clear(&t->by_wsi, release, t);
 }

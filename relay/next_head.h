@@ -25,7 +25,7 @@
 #include <libwebsockets.h>
 #include <stdint.h>
 
-#include "containers/dict.h"
+#include "containers/ptr_map.h"
 
 struct loop;
 struct http_refusals;
@@ -38,7 +38,7 @@ struct http_refusals;
 struct next_heads {
     struct loop *loop;
     struct http_refusals *refusals; /* counts and logs refusals, or NULL */
-    struct dict by_wsi;             /* struct next_head_wait by the bytes of its wsi pointer */
+    struct ptr_map by_wsi;          /* struct next_head_wait by its wsi */
 };
 
 void next_heads_init(struct next_heads *t, struct loop *loop, struct http_refusals *refusals,

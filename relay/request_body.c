@@ -13,7 +13,7 @@
 
 /* One request whose body is awaited. */
 struct request_body {
-    struct dict_entry entry;  /* in request_bodies.by_wsi */
+    struct ptr_map_entry entry;  /* in request_bodies.by_wsi */
     struct timer_entry deadline;
     struct lws *wsi;
     struct request_bodies *table;
@@ -25,21 +25,21 @@ struct request_body {
 void request_bodies_init(struct request_bodies *t, struct loop *loop, const uint8_t seed[DICT_SEED_LEN])
 {
     t->loop = loop;
-    dict_init(&t->by_wsi, seed);
+    ptr_map_init(&t->by_wsi, seed);
     loop->drain_body = request_body_drain; /* http.c asks before it completes a transaction */
     loop->drain_body_ctx = t;
 }
 
 static struct request_body *find(struct request_bodies *t, struct lws *wsi)
 {
-    struct dict_entry *e = dict_find(&t->by_wsi, span_make((const char *)&wsi, sizeof wsi));
+    struct ptr_map_entry *e = ptr_map_find(&t->by_wsi, wsi);
     return e ? list_container_of(e, struct request_body, entry) : NULL;
 }
 
 static void body_free(struct request_body *b)
 {
     timer_cancel(&b->deadline);
-    dict_remove(&b->table->by_wsi, &b->entry);
+    ptr_map_remove(&b->table->by_wsi, &b->entry);
     free(b);
 }
 
@@ -82,7 +82,7 @@ static struct request_body *find_or_add(struct request_bodies *t, struct lws *ws
     b->wsi = wsi;
     b->table = t;
     timer_entry_init(&b->deadline, body_late);
-    if (dict_insert(&t->by_wsi, &b->entry, span_make((const char *)&b->wsi, sizeof b->wsi)) != DICT_OK) {
+    if (!ptr_map_add(&t->by_wsi, &b->entry, b->wsi)) {
         free(b);
         return NULL;
     }
@@ -163,19 +163,18 @@ bool request_body_late(struct request_bodies *t, struct lws *wsi)
     return true;
 }
 
+/* ptr_map_clear's release: one record at the relay's end. */
+static void release(struct ptr_map_entry *e, void *ctx)
+{
+    (void)ctx;
+    struct request_body *b = list_container_of(e, struct request_body, entry);
+    timer_cancel(&b->deadline);
+    free(b);
+}
+
 void request_bodies_free(struct request_bodies *t)
 {
     if (!t->loop)
         return; /* never initialised (relay_start failed before it) */
-    struct dict_iter it;
-    struct dict_entry *e;
-    dict_iter_begin(&it, &t->by_wsi);
-    while ((e = dict_iter_next(&it))) {
-        struct request_body *b = list_container_of(e, struct request_body, entry);
-        timer_cancel(&b->deadline);
-        dict_remove(&t->by_wsi, e);
-        free(b);
-    }
-    dict_iter_end(&it);
-    dict_free(&t->by_wsi);
+    ptr_map_clear(&t->by_wsi, release, t);
 }

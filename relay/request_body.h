@@ -24,7 +24,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "containers/dict.h"
+#include "containers/ptr_map.h"
 #include "containers/timer_wheel.h"
 
 struct loop;
@@ -34,7 +34,7 @@ struct loop;
 /* The requests whose body is awaited: owned by the relay. */
 struct request_bodies {
     struct loop *loop;
-    struct dict by_wsi; /* struct request_body by the bytes of its wsi pointer */
+    struct ptr_map by_wsi; /* struct request_body by its wsi */
 };
 
 /* Also sets loop->drain_body (loop.h) to request_body_drain on t. */

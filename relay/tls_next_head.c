@@ -12,7 +12,7 @@
 /* One kept-alive TLS connection whose next head is watched. */
 struct tls_next_wait {
     struct tls_head head;
-    struct dict_entry entry; /* in tls_next_heads.by_wsi */
+    struct ptr_map_entry entry; /* in tls_next_heads.by_wsi */
     struct lws *wsi;
     struct tls_next_heads *table;
 };
@@ -22,25 +22,18 @@ void tls_next_heads_init(struct tls_next_heads *t, struct loop *loop, struct htt
 {
     t->loop = loop;
     t->refusals = refusals;
-    dict_init(&t->by_wsi, seed);
-}
-
-static struct span wsi_key(struct lws *const *wsi)
-{
-    return span_make((const char *)wsi, sizeof *wsi);
+    ptr_map_init(&t->by_wsi, seed);
 }
 
 static struct tls_next_wait *find(struct tls_next_heads *t, struct lws *wsi)
 {
-    if (dict_count(&t->by_wsi) == 0)
-        return NULL;
-    struct dict_entry *e = dict_find(&t->by_wsi, wsi_key(&wsi));
+    struct ptr_map_entry *e = ptr_map_find(&t->by_wsi, wsi);
     return e ? list_container_of(e, struct tls_next_wait, entry) : NULL;
 }
 
 static void wait_free(struct tls_next_wait *w)
 {
-    dict_remove(&w->table->by_wsi, &w->entry);
+    ptr_map_remove(&w->table->by_wsi, &w->entry);
     free(w);
 }
 
@@ -75,7 +68,7 @@ void tls_next_head_watch(struct tls_next_heads *t, struct lws *wsi)
         return; /* lws times it, as before */
     w->wsi = wsi;
     w->table = t;
-    if (dict_insert(&t->by_wsi, &w->entry, wsi_key(&w->wsi)) != DICT_OK) {
+    if (!ptr_map_add(&t->by_wsi, &w->entry, w->wsi)) {
         free(w);
         return;
     }
@@ -101,19 +94,18 @@ void tls_next_head_forget(struct tls_next_heads *t, struct lws *wsi)
     wait_free(w);
 }
 
+/* ptr_map_clear's release: one record at the relay's end. */
+static void release(struct ptr_map_entry *e, void *ctx)
+{
+    (void)ctx;
+    struct tls_next_wait *w = list_container_of(e, struct tls_next_wait, entry);
+    tls_head_forget(&w->head);
+    free(w);
+}
+
 void tls_next_heads_free(struct tls_next_heads *t)
 {
     if (!t->loop)
         return; /* never initialised (relay_start failed before it) */
-    struct dict_iter it;
-    struct dict_entry *e;
-    dict_iter_begin(&it, &t->by_wsi);
-    while ((e = dict_iter_next(&it))) {
-        struct tls_next_wait *w = list_container_of(e, struct tls_next_wait, entry);
-        tls_head_forget(&w->head);
-        dict_remove(&t->by_wsi, e);
-        free(w);
-    }
-    dict_iter_end(&it);
-    dict_free(&t->by_wsi);
+    ptr_map_clear(&t->by_wsi, release, t);
 }

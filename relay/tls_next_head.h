@@ -14,7 +14,7 @@
 #include <libwebsockets.h>
 #include <stdint.h>
 
-#include "containers/dict.h"
+#include "containers/ptr_map.h"
 
 struct loop;
 struct http_refusals;
@@ -23,7 +23,7 @@ struct http_refusals;
 struct tls_next_heads {
     struct loop *loop;
     struct http_refusals *refusals; /* counts and logs refusals, or NULL */
-    struct dict by_wsi;             /* struct tls_next_wait by the bytes of its wsi pointer */
+    struct ptr_map by_wsi;          /* struct tls_next_wait by its wsi */
 };
 
 void tls_next_heads_init(struct tls_next_heads *t, struct loop *loop, struct http_refusals *refusals,
