@@ -361,8 +361,9 @@ static void inspect_hub_message(struct core_session *s, const struct wsmsg *m)
         data += consumed;
     }
     unsigned kinds = 0;
-    if (len > 0 && core_peek_kinds(is_binary(s), data, len, &kinds, NULL) == PROTO_OK &&
-        (kinds & CORE_KIND_BIT(HUB_MSG_CLOSE)))
+    bool peeked = data == (const char *)m->payload ? core_hub_kinds(is_binary(s), m, &kinds) /* not after an answer */
+                                                   : core_peek_kinds(is_binary(s), data, len, &kinds, NULL) == PROTO_OK;
+    if (len > 0 && peeked && (kinds & CORE_KIND_BIT(HUB_MSG_CLOSE)))
         s->hub_sent_close = true;
 }
 
@@ -375,8 +376,7 @@ static bool redundant_pings(const struct core_session *s, const struct wsmsg *m)
     unsigned kinds = 0;
     bool just_pinged = s->pinged_last && clock_now_ms() - s->last_sent_ms < s->loop->cfg->keepalive_ms / 2;
     return (!s->transport->pings || just_pinged) && s->handshake_answered && m->len > 0 &&
-           core_peek_kinds(is_binary(s), (const char *)m->payload, m->len, &kinds, NULL) == PROTO_OK &&
-           kinds == CORE_KIND_BIT(HUB_MSG_PING);
+           core_hub_kinds(is_binary(s), m, &kinds) && kinds == CORE_KIND_BIT(HUB_MSG_PING);
 }
 
 static void hub_message(void *owner, struct wsmsg *msg)

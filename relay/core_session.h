@@ -32,6 +32,7 @@
 #include "containers/dict.h"
 #include "containers/list.h"
 #include "containers/timer_wheel.h"
+#include "protocol/core_peek.h"
 #include "protocol/handshake.h"
 #include "relay/capture.h"
 #include "relay/http.h"
@@ -226,6 +227,15 @@ void core_session_client_gone(struct core_session *s);
  * connection ends with a Close carrying error; the hub's pause re-checked
  * (the client's queue over --max-buffered, or the stateful buffer full). */
 void core_session_queue(struct core_session *s, struct wsmsg *m);
+/* The kind bits of a hub message's records: m->hub_kinds when its channel
+ * peeked them once for every recipient of a fan-out, else peeked here. False
+ * if a record is malformed. */
+static inline bool core_hub_kinds(bool binary, const struct wsmsg *m, unsigned *kinds)
+{
+    *kinds = m->hub_kinds & ~WSMSG_KINDS_KNOWN;
+    return (m->hub_kinds & WSMSG_KINDS_KNOWN) ||
+           core_peek_kinds(binary, (const char *)m->payload, m->len, kinds, NULL) == PROTO_OK;
+}
 bool core_session_send_own(struct core_session *s, const struct hub_msg *msg);
 void core_session_fail(struct core_session *s, const char *error);
 void core_session_flow(struct core_session *s);

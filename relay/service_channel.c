@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "hub/service_hub.h"
+#include "protocol/core_peek.h"
 #include "protocol/service_msg.h"
 #include "relay/clock.h"
 #include "relay/log.h"
@@ -165,9 +166,11 @@ static bool deliver(struct service_channel *ch, struct wsmsg *m)
     return true;
 }
 
-static bool deliver_bytes(struct service_channel *ch, struct span payload)
+static bool deliver_bytes(struct service_channel *ch, struct span payload, unsigned kinds)
 {
     struct wsmsg *m = wsmsg_copy(payload.ptr, payload.len, ch->binary);
+    if (m)
+        m->hub_kinds = kinds;
     if (!m) {
         loop_of(ch)->stats.out_of_memory_closes++;
         log_conn_warn(CH_ID(ch), ch->hub->key, "service: out of memory for a message to the client; closing it");
@@ -179,9 +182,11 @@ static bool deliver_bytes(struct service_channel *ch, struct span payload)
 
 /* Holds a message for later. False if the channel ended: the client is over
  * its bound (it does not read what the app sends it). */
-static bool hold(struct service_channel *ch, struct span payload)
+static bool hold(struct service_channel *ch, struct span payload, unsigned kinds)
 {
     struct wsmsg *m = wsmsg_copy(payload.ptr, payload.len, ch->binary);
+    if (m)
+        m->hub_kinds = kinds;
     if (!m) {
         loop_of(ch)->stats.out_of_memory_closes++;
         end_by_relay(ch, "The relay ran out of memory.");
@@ -219,13 +224,14 @@ static bool flush_held(struct service_channel *ch, bool ignore_pause)
     return true;
 }
 
-static void to_client(struct service_channel *ch, struct span payload)
+/* kinds: the payload's wsmsg.hub_kinds (0: not peeked). */
+static void to_client(struct service_channel *ch, struct span payload, unsigned kinds)
 {
     if (ch->state != CHANNEL_OPEN || ch->paused || !held_empty(ch)) {
-        hold(ch, payload);
+        hold(ch, payload, kinds);
         return;
     }
-    deliver_bytes(ch, payload);
+    deliver_bytes(ch, payload, kinds);
 }
 
 /* Runs `deferred` for ch from the loop, once, on its next turn. */
@@ -291,17 +297,35 @@ void service_channel_data(struct service_channel *ch, struct span payload, int d
             return;
         }
         ch->alive = outer;
-        if (!ch->base.ops || !deliver_bytes(ch, payload))
+        if (!ch->base.ops || !deliver_bytes(ch, payload, 0))
             return;
         flush_held(ch, false);
         return;
     }
-    to_client(ch, payload);
+    to_client(ch, payload, 0);
 }
 
-void service_channel_fanout(struct service_channel *ch, struct span payload)
+/* The payload's kinds, peeked on its first recipient of the send. */
+static unsigned peeked_kinds(struct service_fanout_peek *peek, struct span payload, bool binary)
 {
-    to_client(ch, payload);
+    size_t i = 0;
+    while (i < 2 && peek->seen[i].ptr && (peek->seen[i].ptr != payload.ptr || peek->seen[i].len != payload.len))
+        i++;
+    if (i < 2 && peek->seen[i].ptr)
+        return peek->seen[i].kinds;
+    unsigned kinds = 0;
+    bool ok = core_peek_kinds(binary, payload.ptr, payload.len, &kinds, NULL) == PROTO_OK;
+    if (i < 2) {
+        peek->seen[i].ptr = payload.ptr;
+        peek->seen[i].len = payload.len;
+        peek->seen[i].kinds = ok ? WSMSG_KINDS_KNOWN | kinds : 0;
+    }
+    return ok ? WSMSG_KINDS_KNOWN | kinds : 0;
+}
+
+void service_channel_fanout(struct service_channel *ch, struct span payload, struct service_fanout_peek *peek)
+{
+    to_client(ch, payload, peek && payload.ptr ? peeked_kinds(peek, payload, ch->binary) : 0);
 }
 
 void service_channel_app_closed(struct service_channel *ch, struct span error)

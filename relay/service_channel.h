@@ -58,8 +58,19 @@ void service_named_endpoint_learn(struct service_named_endpoint *ep, struct span
 
 /* ConnectionData for this client; data_type is its ext key 5 (0 when absent). */
 void service_channel_data(struct service_channel *ch, struct span payload, int data_type);
-/* A payload a send (7, 8, 9, 10, 13, 14, 34) has for this client. */
-void service_channel_fanout(struct service_channel *ch, struct span payload);
+/* What one send's payloads hold, peeked once for all its recipients: a
+ * recipient's session then need not look at its copy again (wsmsg.hub_kinds).
+ * One slot per protocol's payload; zeroed before the send's first recipient. */
+struct service_fanout_peek {
+    struct {
+        const char *ptr; /* the payload peeked, NULL: none yet */
+        size_t len;
+        unsigned kinds; /* WSMSG_KINDS_KNOWN | kind bits, or 0: malformed (the session sees it) */
+    } seen[2];
+};
+/* A payload a send (7, 8, 9, 10, 13, 14, 34) has for this client; peek is
+ * the send's (NULL: a send to this client alone). */
+void service_channel_fanout(struct service_channel *ch, struct span payload, struct service_fanout_peek *peek);
 /* The app closed the client (5); error absent or "" for a clean close. The
  * channel has not left the model yet: it does so here. */
 void service_channel_app_closed(struct service_channel *ch, struct span error);

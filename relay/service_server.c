@@ -123,8 +123,7 @@ static void server_tick(struct timer_entry *e)
 
 static void deliver_one(void *ctx, struct svc_client *client, struct span payload)
 {
-    (void)ctx;
-    service_channel_fanout(client->conn.owner, payload);
+    service_channel_fanout(client->conn.owner, payload, ctx);
 }
 
 static void handshake(struct service_server *s, const struct svc_msg *m)
@@ -212,7 +211,7 @@ static void client_invocation(struct service_server *s, const struct svc_msg *m)
         forward(s, c->server->owner, m);
         service_invocation_add(s->hub, m->invocation_id, m->connection_id, m->caller_server_id);
     }
-    service_channel_fanout(c->conn.owner, payload);
+    service_channel_fanout(c->conn.owner, payload, NULL);
 }
 
 /* The owner's answer to another server's client result (35/36): to a
@@ -274,7 +273,7 @@ static bool handle_message(struct service_server *s, struct span body, size_t *w
     case SVC_BROADCAST_DATA:
     case SVC_GROUP_BROADCAST_DATA:
     case SVC_MULTI_GROUP_BROADCAST_DATA:
-        r = svc_hub_fanout(&s->hub->model, &m, deliver_one, s);
+        r = svc_hub_fanout(&s->hub->model, &m, deliver_one, &(struct service_fanout_peek){0});
         s->service->stats.fanout_messages++;
         s->service->stats.fanout_deliveries += r.delivered;
         if (r.delivered > *work)

@@ -22,6 +22,7 @@ struct wsmsg *wsmsg_new(size_t cap, bool binary)
     m->len = 0;
     m->cap = cap;
     m->binary = binary;
+    m->hub_kinds = 0;
     m->payload = m->storage + LWS_PRE;
     return m;
 }

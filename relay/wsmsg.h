@@ -24,9 +24,15 @@ struct wsmsg {
     size_t len;
     size_t cap;          /* payload capacity (excluding headroom) */
     bool binary;
+    /* For a message from a hub: WSMSG_KINDS_KNOWN | the union of its records' kind bits
+     * (protocol/core_peek.h), when whoever made it peeked once for many recipients (a
+     * service-mode fan-out); 0 when nobody did (the recipient peeks itself). */
+    unsigned hub_kinds;
     unsigned char *payload; /* = storage + LWS_PRE */
     unsigned char storage[];
 };
+
+#define WSMSG_KINDS_KNOWN (1u << 31)
 
 /* A message with room for cap payload bytes; NULL when out of memory. */
 struct wsmsg *wsmsg_new(size_t cap, bool binary);
