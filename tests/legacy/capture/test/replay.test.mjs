@@ -492,8 +492,22 @@ const LOST = "The connection was lost for too long to replay its messages; start
 // a cursor other copies' pushes moved on; "lost", with the error a poll that reached the relay
 // after the /abort gets), and every later poll with that error.
 async function abortingServer(how) {
-    const seen = { polls: 0 };
     let held = null;
+    return longPollingServer({
+        poll: (url, res, json) => {
+            if (held) return json(res, { E: LOST });
+            held = res;
+            return undefined;
+        },
+        abort: (json) => json(held, how === "foreign" ? { C: "c-5", M: [note("another copy's")] } : how === "moved" ? { C: "c-5", M: [] } : { E: LOST }),
+    });
+}
+
+// A fake legacy long-polling server: negotiate and connect answered as a relay answers them, each
+// poll and /abort as the test says (poll(url, res, json) answers or holds res; abort(json) runs
+// before the /abort's own 200). seen.polls counts the polls.
+async function longPollingServer({ poll, abort = () => {} }) {
+    const seen = { polls: 0 };
     const json = (res, v) => res.writeHead(200, { "content-type": "application/json; charset=UTF-8" }).end(JSON.stringify(v));
     const server = http.createServer((req, res) => {
         const url = new URL(req.url, "http://x");
@@ -501,12 +515,10 @@ async function abortingServer(how) {
         if (url.pathname === "/signalr/connect") return json(res, { C: "c-0", S: 1, M: [] });
         if (url.pathname === "/signalr/poll") {
             seen.polls++;
-            if (seen.polls === 1) held = res;
-            else json(res, { E: LOST });
-            return undefined;
+            return poll(url, res, json);
         }
         if (url.pathname === "/signalr/abort") {
-            json(held, how === "foreign" ? { C: "c-5", M: [note("another copy's")] } : how === "moved" ? { C: "c-5", M: [] } : { E: LOST });
+            abort(json);
             return res.writeHead(200, { "content-type": "text/plain" }).end();
         }
         return res.writeHead(404).end();
@@ -547,31 +559,23 @@ for (const [how, mode] of [["foreign", "load"], ["moved", "load"], ["lost", "loa
 // bound the recorded cursors later than the client's (a reconnect then missed its first messages).
 test("longPolling load: a poll answered with other copies' pushes only is sent again from the cursor it reached", async () => {
     const seen = [];
-    const json = (res, v) => res.writeHead(200, { "content-type": "application/json; charset=UTF-8" }).end(JSON.stringify(v));
-    const server = http.createServer((req, res) => {
-        const url = new URL(req.url, "http://x");
-        if (url.pathname === "/signalr/negotiate") return json(res, { Url: "/signalr", ConnectionToken: TOKEN, ConnectionId: "cid-1" });
-        if (url.pathname === "/signalr/connect") return json(res, { C: "c-0", S: 1, M: [] });
-        if (url.pathname === "/signalr/poll") {
+    const server = await longPollingServer({
+        poll: (url, res, json) => {
             const from = url.searchParams.get("messageId");
             seen.push(from);
             if (from === "c-0") return json(res, { C: "c-5", M: [note("another copy's")] });
             if (from === "c-5") return json(res, { C: "c-7", M: [note(1), note(2)] });
             return json(res, { C: "c-9", M: [note("another copy's"), note(1), note(2)] });
-        }
-        return res.writeHead(404).end();
+        },
     });
-    await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
     try {
         await withFixtureFile(async (file) => {
-            const run = await runReplay(["load", "--copies", "1", "--speed", "0", "--target", `http://127.0.0.1:${server.address().port}`,
-                "--grace", "100", file]);
+            const run = await runReplay(["load", "--copies", "1", "--speed", "0", "--target", server.target, "--grace", "100", file]);
             assert.equal(run.code, 0, run.stdout + run.stderr);
             assert.deepEqual(seen, ["c-0", "c-5"]);
         }, LP_FIXTURE);
     } finally {
-        server.closeAllConnections?.();
-        await new Promise((resolve) => server.close(resolve));
+        await server.close();
     }
 });
 
@@ -580,24 +584,14 @@ test("longPolling load: a poll answered with other copies' pushes only is sent a
 // answer's order); it kept the first anywhere, which swapped them (a reconnect's replay under
 // load: "expected away-1, got away-2").
 test("longPolling load: another copy's same message before this copy's earlier one is left out, the order kept", async () => {
-    const json = (res, v) => res.writeHead(200, { "content-type": "application/json; charset=UTF-8" }).end(JSON.stringify(v));
-    const server = http.createServer((req, res) => {
-        const url = new URL(req.url, "http://x");
-        if (url.pathname === "/signalr/negotiate") return json(res, { Url: "/signalr", ConnectionToken: TOKEN, ConnectionId: "cid-1" });
-        if (url.pathname === "/signalr/connect") return json(res, { C: "c-0", S: 1, M: [] });
-        if (url.pathname === "/signalr/poll") return json(res, { C: "c-3", M: [note(2), note(1), note(2)] });
-        return res.writeHead(404).end();
-    });
-    await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const server = await longPollingServer({ poll: (url, res, json) => json(res, { C: "c-3", M: [note(2), note(1), note(2)] }) });
     try {
         await withFixtureFile(async (file) => {
-            const target = `http://127.0.0.1:${server.address().port}`;
-            const run = await runReplay(["load", "--copies", "1", "--speed", "0", "--target", target, "--grace", "100", file]);
+            const run = await runReplay(["load", "--copies", "1", "--speed", "0", "--target", server.target, "--grace", "100", file]);
             assert.equal(run.code, 0, run.stdout + run.stderr);
             assert.equal(JSON.parse(run.stdout.trim().split("\n").pop()).foreign_pushes, 1);
         }, LP_FIXTURE);
     } finally {
-        server.closeAllConnections?.();
-        await new Promise((resolve) => server.close(resolve));
+        await server.close();
     }
 });
