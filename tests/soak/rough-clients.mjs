@@ -18,7 +18,11 @@
 //              slow reader whose backend link was lost while everything the relay had was already
 //              in the kernel's buffers used to find its socket reset (close 1006, no Close, none of
 //              those bytes: "nothing for 60000 ms"); the relay's close now lingers
-//              (tests/relay/test/paused-close.test.mjs).
+//              (tests/relay/test/paused-close.test.mjs). A socket that ends without a Close after
+//              reading again is counted as slow_closed_at_deadline when the client did not read for
+//              longer than the relay's close timeout (5 s: the relay ends a closing connection whose
+//              client does not take its last messages by then, as ASP.NET Core does), and is an
+//              error after a shorter pause.
 // --legacy N   legacy (ASP.NET SignalR 2.x) clients on /signalr, hub chathub, each in a loop:
 //              negotiate, connect, start, then 1-3 times: an Echo call, the WebSocket dropped without
 //              /abort, back within 0.2-2 s with /reconnect and the last message cursor, an Echo call
@@ -52,7 +56,7 @@ const WS_BASE = args.url.replace(/^http/, "ws");
 const deadline = Date.now() + args.seconds * 1000;
 const stats = {
     slow_cycles: 0, slow_resumed: 0, slow_dropped: 0, slow_closed_paused: 0, slow_results_checked: 0,
-    slow_bytes_read: 0, slow_closed_by_server: 0, legacy_cycles: 0, legacy_reconnects: 0, legacy_aborted: 0, legacy_vanished: 0,
+    slow_bytes_read: 0, slow_closed_by_server: 0, slow_closed_at_deadline: 0, legacy_cycles: 0, legacy_reconnects: 0, legacy_aborted: 0, legacy_vanished: 0,
     legacy_echoes: 0, errors: 0,
 };
 const firstErrors = [];
@@ -115,6 +119,7 @@ function waiter(ms, what) {
 
 // ------------------------------------------------------------------------------- slow readers
 
+const CLOSE_TIMEOUT_MS = 5000;     // the relay's RELAY_CLOSE_TIMEOUT_MS (relay/wsmsg.h)
 const REPEAT_TEXT = "y".repeat(1024);
 const REPEAT_COUNT = 1024;         // 1 MiB per result
 const REPEATS = 12;                // 12 MiB toward a client that is not reading: more than the
@@ -163,6 +168,7 @@ async function slowCycle(n) {
         send({ type: 1, invocationId: `r${i}`, target: "Repeat", arguments: [REPEAT_TEXT, REPEAT_COUNT] });
     }
     ws._socket.pause();
+    const pausedAt = Date.now();
     // Not reading, still talking: pings and small calls, as a busy page whose tab is frozen would.
     const pauseUntil = Date.now() + rand(2000, 12000);
     let echo = 0;
@@ -177,12 +183,27 @@ async function slowCycle(n) {
     stats.slow_cycles++;
     if (roll < 0.5) {
         stats.slow_resumed++;
+        const pausedMs = Date.now() - pausedAt;
         ws._socket.resume();
         send({ type: 5, invocationId: "s" });
+        let abrupt = null;
         w = waiter(60000, () => `slow ${n}: ${pending.size} answers after reading again`);
         onEvent = () => { w.progress(); if (pending.size === 0 || serverClose) w.done(); };
+        closed.then((code) => { if (!serverClose && !closing) { abrupt = code; w.done(); } });
         onEvent();
         await w.p;
+        if (abrupt !== null && pending.size > 0) {
+            // The socket ended without a Close. The relay does that to a connection it is closing
+            // (the backend ended it) whose client has not taken its last messages within the close
+            // timeout (5 s, as ASP.NET Core's CloseTimeout): only a client that did not read for
+            // longer than that can meet it. A shorter pause ending so is a relay bug.
+            if (pausedMs <= CLOSE_TIMEOUT_MS)
+                error(`slow ${n}: socket closed (${abrupt}) without a Close after a pause of ${pausedMs} ms`);
+            else
+                stats.slow_closed_at_deadline++;
+            ws.terminate();
+            return;
+        }
         if (serverClose) {
             // The backend ends some slow readers' connections itself (it does so to direct clients
             // too); the relay says so with a Close. A slow reader must expect it.
