@@ -37,7 +37,7 @@ export async function pollUntil(probe, done, what, timeoutMs = TIMEOUT_MS, every
         if (Date.now() >= deadline) break;
         await sleep(Math.min(everyMs, Math.max(1, deadline - Date.now())));
     }
-    throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}; last value ${JSON.stringify(last)}`);
+    throw new Error(`timed out after ${timeoutMs} ms waiting for ${typeof what === "function" ? what() : what}; last value ${JSON.stringify(last)}`);
 }
 
 // A name no other test (or other run on the same backend) uses: groups, broadcast tags.

@@ -19,7 +19,26 @@ const CLOSE_TIMEOUT_MS = 5000;
 const NEGOTIATE_BODY = JSON.stringify({ negotiateVersion: 1, connectionId: "deaf-id", connectionToken: "deaf-token",
     availableTransports: [{ transport: "WebSockets", transferFormats: ["Text", "Binary"] }] });
 
-const links = []; // { socket, closeFrameAt, endedAt }
+const links = []; // { socket, closeFrameAt, endedAt, pending, opcodes }
+
+// The relay's frames toward the backend, parsed whole: TCP may deliver several in one chunk (the hub
+// handshake and the Close together) or one across chunks, so the Close is found wherever it lies.
+function readFrames(link, chunk) {
+    link.pending = Buffer.concat([link.pending, chunk]);
+    for (;;) {
+        const b = link.pending;
+        if (b.length < 2) return;
+        let len = b[1] & 0x7f, at = 2;
+        if (len === 126) { if (b.length < 4) return; len = b.readUInt16BE(2); at = 4; }
+        else if (len === 127) { if (b.length < 10) return; len = Number(b.readBigUInt64BE(2)); at = 10; }
+        if (b[1] & 0x80) at += 4; // the client's mask
+        if (b.length < at + len) return;
+        const opcode = b[0] & 0x0f;
+        link.opcodes.push(opcode);
+        if (opcode === 0x8 && link.closeFrameAt === null) link.closeFrameAt = Date.now();
+        link.pending = b.subarray(at + len);
+    }
+}
 let stallAfterUpgrade = false;
 const deaf = net.createServer((socket) => {
     socket.on("error", () => {});
@@ -27,8 +46,7 @@ const deaf = net.createServer((socket) => {
     let upgraded = null;
     socket.on("data", (d) => {
         if (upgraded) {
-            // Client frames are masked: byte 0 is FIN + opcode; 0x8 is Close. Ignored all the same.
-            if (upgraded.closeFrameAt === null && d.length > 0 && (d[0] & 0x0f) === 0x8) upgraded.closeFrameAt = Date.now();
+            readFrames(upgraded, d); // ignored all the same, the Close included
             return;
         }
         data = Buffer.concat([data, d]);
@@ -48,7 +66,8 @@ const deaf = net.createServer((socket) => {
         socket.write(`HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ${accept}\r\n\r\n`);
         const handshake = Buffer.from(`{}${RS}`);
         socket.write(Buffer.concat([Buffer.from([0x81, handshake.length]), handshake])); // the hub's handshake answer
-        upgraded = { socket, closeFrameAt: null, endedAt: null };
+        upgraded = { socket, closeFrameAt: null, endedAt: null, pending: data.subarray(end + 4), opcodes: [] };
+        readFrames(upgraded, Buffer.alloc(0));
         if (stallAfterUpgrade) socket.pause(); // reads nothing more: the relay's queue toward it stays
         socket.on("end", () => { upgraded.endedAt ??= Date.now(); });
         socket.on("close", () => { upgraded.endedAt ??= Date.now(); });
@@ -73,7 +92,8 @@ test("a backend that never answers the relay's Close: the link is closed at once
         assert.equal(answer.error, undefined, JSON.stringify(answer));
         const link = links[first];
         client.terminate(); // the client leaves: the relay closes its link
-        const closeSent = await pollUntil(() => link.closeFrameAt, (t) => t !== null, "the relay's Close frame to the backend", 20000);
+        const closeSent = await pollUntil(() => link.closeFrameAt, (t) => t !== null,
+            () => `the relay's Close frame to the backend (frames seen: ${JSON.stringify(link.opcodes)}, socket ended: ${link.endedAt !== null})`, 20000);
         const ended = await pollUntil(() => link.endedAt, (t) => t !== null,
             "the relay to close the link's socket", 4 * CLOSE_TIMEOUT_MS, 100);
         assert.ok(ended - closeSent < CLOSE_TIMEOUT_MS + 3000, `the link's socket was closed ${ended - closeSent} ms after the Close frame`);
