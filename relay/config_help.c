@@ -95,9 +95,10 @@ void config_print_help(FILE *out)
 "  --long-poll-timeout S     answer a long poll empty after S seconds without data (90)\n"
 "  --backend-timeout S       answer a negotiate 504 when its backend has not answered within\n"
 "                            S seconds, and fail a backend WebSocket not open by then (10)\n"
-"  --probe-interval S        open (and close) a TCP connection to every backend instance every\n"
-"                            S seconds, so /readyz and the backoff follow backends that die\n"
-"                            or come back without client traffic; 0: off (5)\n"
+"  --probe-interval S        send an HTTP GET of the hub's path to every backend instance every\n"
+"                            S seconds (https backends: a TCP connect only), so /readyz and the\n"
+"                            backoff follow backends that die, hang or come back without client\n"
+"                            traffic; any answer counts; 0: off (5)\n"
 "  --drain-timeout S         when a reload (SIGHUP) removes a backend instance, end its clients'\n"
 "                            links after S seconds, with a close that allows reconnecting (30)\n"
 "\n"
@@ -181,12 +182,12 @@ void config_print_help(FILE *out)
 "  --help                    this text\n"
 "  --version                 the version\n"
 "\n"
-"Endpoints: POST /NAME/negotiate (negotiateVersion 0 and 1), GET /NAME with a WebSocket\n"
-"upgrade (JSON and MessagePack hub protocols), the legacy endpoint (negotiate, connect,\n"
-"reconnect, start, abort, ping over WebSockets), GET /metrics, /healthz, /readyz, GET /demo/\n"
-"(with --demo-dir). Server-Sent Events and long\n"
-"polling are not served yet, for either kind of client. With --service-key also GET /server/\n"
-"(the apps' WebSockets), POST /client/negotiate (negotiateVersion 1) and GET /client/ with\n"
-"a WebSocket upgrade for Core clients.\n",
+"Endpoints: POST /NAME/negotiate (negotiateVersion 0 and 1) and /NAME over WebSockets,\n"
+"Server-Sent Events or long polling (JSON and MessagePack hub protocols); the legacy\n"
+"endpoint /signalr (negotiate, connect, reconnect, poll, send, start, abort, ping, hubs)\n"
+"over WebSockets, Server-Sent Events or long polling; GET /metrics, /healthz, /readyz,\n"
+"GET /demo/ (with --demo-dir). With --service-key also GET /server/ (the apps'\n"
+"WebSockets) and, for Core clients, POST /client/negotiate (negotiateVersion 0 and 1)\n"
+"and /client/ over the same three transports.\n",
         out);
 }
