@@ -29,10 +29,11 @@ const connectionData = encodeURIComponent(JSON.stringify([{ name: "chathub" }]))
 
 // One legacy connection over raw HTTP: query per transport, SSE stream reader, polls and sends.
 class Conn {
-    static async open() {
-        const neg = await httpRequest("GET", `${BASE}/negotiate?clientProtocol=2.1&connectionData=${connectionData}`);
+    static async open(base = BASE) {
+        const neg = await httpRequest("GET", `${base}/negotiate?clientProtocol=2.1&connectionData=${connectionData}`);
         assert.equal(neg.status, 200, neg.body);
         const c = new Conn();
+        c.base = base;
         c.negotiate = JSON.parse(neg.body);
         c.token = encodeURIComponent(c.negotiate.ConnectionToken);
         c.nextId = 0;
@@ -47,7 +48,7 @@ class Conn {
     sse(command = "connect", extra = "") {
         const stream = { events: [], frames: [], ended: false, raw: "" };
         stream.ready = new Promise((resolve, reject) => {
-            const req = http.get(`${BASE}/${command}?${this.query("serverSentEvents")}${extra}`,
+            const req = http.get(`${this.base}/${command}?${this.query("serverSentEvents")}${extra}`,
                 { headers: { accept: "text/event-stream" }, agent: false }, (res) => {
                     stream.res = res;
                     resolve(res);
@@ -75,14 +76,14 @@ class Conn {
     }
 
     async start(transport) {
-        const res = await httpRequest("GET", `${BASE}/start?${this.query(transport)}`);
+        const res = await httpRequest("GET", `${this.base}/start?${this.query(transport)}`);
         assert.deepEqual([res.status, res.body], [200, '{ "Response": "started" }']);
     }
 
     // POST /connect|/poll|/reconnect over longPolling, messageId in the form body (as jQuery) or the query (as .NET).
     async poll(command, messageId, { inQuery = false, timeoutMs = 20000 } = {}) {
         const id = messageId === undefined ? "" : encodeURIComponent(messageId);
-        const url = `${BASE}/${command}?${this.query("longPolling")}${inQuery && messageId !== undefined ? `&messageId=${id}` : ""}`;
+        const url = `${this.base}/${command}?${this.query("longPolling")}${inQuery && messageId !== undefined ? `&messageId=${id}` : ""}`;
         const body = !inQuery && messageId !== undefined ? `messageId=${id}` : "";
         const res = await httpRequest("POST", url, { "content-type": "application/x-www-form-urlencoded; charset=UTF-8" },
             body, timeoutMs);
@@ -93,7 +94,7 @@ class Conn {
 
     async send(transport, method, ...args) {
         const invocation = JSON.stringify({ H: "chathub", M: method, A: args, I: this.nextId++ });
-        const res = await httpRequest("POST", `${BASE}/send?${this.query(transport)}`,
+        const res = await httpRequest("POST", `${this.base}/send?${this.query(transport)}`,
             { "content-type": "application/x-www-form-urlencoded; charset=UTF-8" },
             `data=${encodeURIComponent(invocation)}`, 20000);
         assert.equal(res.status, 200, res.body);
@@ -101,7 +102,7 @@ class Conn {
     }
 
     async abort(transport) {
-        return httpRequest("POST", `${BASE}/abort?${this.query(transport)}`);
+        return httpRequest("POST", `${this.base}/abort?${this.query(transport)}`);
     }
 }
 
@@ -116,8 +117,17 @@ function broadcastsIn(frames, tag) {
 }
 
 describe("legacy serverSentEvents", () => {
+    // Its own relay with a 1 s --legacy-keepalive, so that a keep-alive comes within the test.
+    let own;
+    before(async () => {
+        own = await startRelay(["--hub", `${HUB}=${BACKEND_URL}/chat`, "--legacy-keepalive", "1"]);
+    });
+    after(async () => {
+        await own?.stop();
+    });
+
     it("streams 'initialized', the init frame, pushes and keep-alives as single data lines; /send answers with the hub result", async () => {
-        const c = await Conn.open();
+        const c = await Conn.open(`${own.url}/signalr`);
         const stream = c.sse();
         const res = await stream.ready;
         assert.equal(res.statusCode, 200);
@@ -135,6 +145,10 @@ describe("legacy serverSentEvents", () => {
         const tag = `sse-${Date.now()}`;
         await c.send("serverSentEvents", "Broadcast", `${tag}-1`);
         await pollUntil(() => broadcastsIn(stream.frames, tag), (b) => b.length === 1, "the broadcast on the stream");
+        // Quiet for a keep-alive interval: the relay writes one, `data: {}` (the reader above
+        // asserts that each event is one data line).
+        const after = stream.events.length;
+        await pollUntil(() => stream.events.slice(after), (e) => e.includes("{}"), "a keep-alive (data: {}) on the quiet stream");
         assert.equal((await c.abort("serverSentEvents")).status, 200);
         await pollUntil(() => stream.ended, (e) => e, "the stream ended after /abort");
     });
@@ -230,6 +244,128 @@ describe("one receive channel per connection, whatever carries it", () => {
         await c.abort("longPolling");
         assert.deepEqual((await pending).M, []);
     });
+});
+
+// Groups tokens: the original keeps no state between requests, so it sends the connection's
+// groups as a signed token ("G") that the client echoes as groupsToken on reconnect and poll.
+// The relay's groups live on its hub links, which the backend keeps through a dropped receive
+// channel, so it sends no G and reads no groupsToken (tests/legacy-ref/README.md, differences).
+// A member whose receive channel drops and reconnects with its cursor only, as the stock clients
+// do when they were never given a G, still gets its group's messages: the one sent while it was
+// away (replayed) and the ones after.
+function groupMessages(frames, group) {
+    return frames.flatMap((f) => f.M ?? []).filter((m) => m.M === "groupMessage" && m.A[0] === group).map((m) => m.A[1]);
+}
+
+// A raw legacy WebSocket channel: frames collect in ws.frames; invoke() waits for its result.
+async function openWebSocket(c, command, extra = "") {
+    const url = `${c.base.replace(/^http/, "ws")}/${command}?${c.query("webSockets")}${extra}`;
+    const ws = new WebSocket(url);
+    const channel = { ws, frames: [], results: new Map() };
+    ws.on("message", (data) => {
+        const f = JSON.parse(String(data));
+        if (f.I !== undefined) channel.results.set(String(f.I), f);
+        else channel.frames.push(f);
+    });
+    await withTimeout(new Promise((resolve, reject) => { ws.once("open", resolve); ws.once("error", reject); }), 20000,
+        `the legacy WebSocket ${command}`);
+    channel.invoke = async (method, ...args) => {
+        const id = String(c.nextId++);
+        ws.send(JSON.stringify({ H: "chathub", M: method, A: args, I: id }));
+        return pollUntil(() => channel.results.get(id), (r) => r !== undefined, `the result of ${method}`);
+    };
+    return channel;
+}
+
+describe("groups without groups tokens", () => {
+    // Per transport: join, take the first group message; drop the receive channel; a group
+    // message while away; reconnect with the cursor only (no groupsToken); one more after.
+    const transports = {
+        async webSockets(c) {
+            let ch = await openWebSocket(c, "connect");
+            await pollUntil(() => ch.frames.length, (n) => n >= 1, "the init frame");
+            await c.start("webSockets");
+            await ch.invoke("JoinGroup", c.group);
+            return {
+                frames: () => ch.frames,
+                drop: async () => ch.ws.terminate(),
+                reconnect: async (cursor) => {
+                    const old = ch.frames;
+                    ch = await openWebSocket(c, "reconnect", `&messageId=${encodeURIComponent(cursor)}`);
+                    ch.frames.unshift(...old);
+                },
+                close: async () => { await c.abort("webSockets"); ch.ws.terminate(); },
+            };
+        },
+        async serverSentEvents(c) {
+            let stream = c.sse();
+            await stream.ready;
+            await pollUntil(() => stream.frames.length, (n) => n >= 1, "the init frame");
+            await c.start("serverSentEvents");
+            await c.send("serverSentEvents", "JoinGroup", c.group);
+            let old = [];
+            return {
+                frames: () => old.concat(stream.frames),
+                drop: async () => stream.close(),
+                reconnect: async (cursor) => {
+                    old = old.concat(stream.frames);
+                    stream = c.sse("reconnect", `&messageId=${encodeURIComponent(cursor)}`);
+                    await stream.ready;
+                },
+                close: async () => { await c.abort("serverSentEvents"); stream.close(); },
+            };
+        },
+        async longPolling(c) {
+            const init = await c.poll("connect");
+            await c.start("longPolling");
+            await c.send("longPolling", "JoinGroup", c.group);
+            const frames = [init];
+            let stopped = false, command = "poll", loop;
+            const run = () => (async () => {
+                while (!stopped) {
+                    const r = await c.poll(command, frames[frames.length - 1].C);
+                    command = "poll";
+                    frames.push(r);
+                }
+            })();
+            loop = run();
+            return {
+                frames: () => frames,
+                // The client stops polling: the held poll ends (at the latest at the poll timeout) and none follows.
+                drop: async () => { stopped = true; await withTimeout(loop, 15000, "the held poll to end"); },
+                reconnect: async () => { stopped = false; command = "reconnect"; loop = run(); },
+                close: async () => { stopped = true; await c.abort("longPolling"); await withTimeout(loop, 15000, "the poll loop"); },
+            };
+        },
+    };
+
+    for (const [transport, open] of Object.entries(transports)) {
+        it(`${transport}: a member that reconnects with its cursor only still gets its group's messages; no G is ever sent`, async () => {
+            const sender = await Conn.open();
+            await sender.poll("connect");
+            await sender.start("longPolling");
+            const c = await Conn.open();
+            c.group = `g-${transport}-${Date.now()}`;
+            const member = await open(c);
+            const sendToGroup = async (text) => {
+                const r = await sender.send("longPolling", "SendToGroup", c.group, text);
+                assert.equal(r.E, undefined, `SendToGroup failed: ${JSON.stringify(r)}`);
+            };
+            await sendToGroup("before");
+            await pollUntil(() => groupMessages(member.frames(), c.group), (m) => m.length === 1, "the group message before the drop");
+            const cursor = member.frames().filter((f) => f.C).at(-1).C;
+            await member.drop();
+            await sendToGroup("while away");
+            await member.reconnect(cursor);
+            await pollUntil(() => groupMessages(member.frames(), c.group), (m) => m.length === 2, "the group message sent while away");
+            await sendToGroup("after");
+            await pollUntil(() => groupMessages(member.frames(), c.group), (m) => m.length === 3, "the group message after the reconnect");
+            assert.deepEqual(groupMessages(member.frames(), c.group), ["before", "while away", "after"]);
+            assert.deepEqual(member.frames().filter((f) => f.G !== undefined), [], "no groups token (G) in any frame");
+            await member.close();
+            await sender.abort("longPolling");
+        });
+    }
 });
 
 describe("declined transports", () => {
