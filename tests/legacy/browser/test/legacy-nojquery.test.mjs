@@ -64,7 +64,7 @@ test("signalr-no-jquery connects, starts, invokes and gets pushes sent after sta
         const { seen, log } = await scenario(transport);
         try {
             const expected = transport === "auto" ? EXPECTED_TRANSPORT : transport;
-            assert.deepEqual(seen.filter((s) => !s.startsWith("welcome")), [`started ${expected}`, "Add 42", "broadcast"], transport);
+            assert.deepEqual(seen.filter((s) => !/^(buffered )?welcome/.test(s)), [`started ${expected}`, "Add 42", "broadcast"], transport);
         } catch (e) {
             t.diagnostic(`page console (${transport}):\n${log.join("\n")}`);
             throw e;
@@ -72,31 +72,56 @@ test("signalr-no-jquery connects, starts, invokes and gets pushes sent after sta
     }
 });
 
-// signalr-no-jquery 0.2.1 drops every message that arrives while it is still "connecting", i.e.
-// before it has processed the /start answer: its ConnectingMessageBuffer drains through a wrapper
-// of its jQuery shim made at init, whose event table is not the one handlers are bound in. The
-// relay sends OnConnected's messages only after /start is answered (tests/relay
-// legacy-onconnected.test.mjs), but the answer and the push travel on different sockets and the
-// page often sees the push first; the real 2.4.1 server sends them during /start and the client
-// drops them there too (tests/legacy-ref README). Kept as a todo: it passes when the order works out.
+// signalr-no-jquery 0.2.1 drops every message that reaches it while it is still "connecting", i.e.
+// before it has processed its /start answer. transports._logic.triggerReceived
+// (node_modules/signalr-no-jquery/build/signalR.js:1590) puts such a message in the
+// ConnectingMessageBuffer, and drain() (signalR.js:651, after the /start answer) hands it to
+// `$connection.triggerHandler("onReceived")` where `$connection = $(this)` was made in init
+// (signalR.js:352, :360) before any handler was bound. The jQuery shim's wrapper copies the event
+// table when it is made (build/jQueryShim.js:14, `var events = subject.events || {}`), and the
+// hub proxies' handlers are bound later through other wrappers into a new table; so the drain
+// finds no handler and the message is gone. jquery.signalR 2.4 has the same buffer but real
+// jQuery keeps one event table per object, so it delivers them.
+// Whether a message comes before or after the /start answer is decided in the browser: the
+// answer and the push travel on different connections (the /start XHR, and the event stream or a
+// poll), and the page may process the push first even though the relay wrote the answer first
+// (tests/relay legacy-onconnected.test.mjs checks that order on the wire); the real 2.4.1 server
+// writes them while it handles /start, before its answer. No order of writes on the server's side
+// decides which connection the browser dispatches first, so this is asserted: the welcome reaches
+// the client once, before the later broadcast (handled, or taken into that buffer); and the
+// client's handler getting it is a todo (a client defect; measured rates in README's
+// signalr-no-jquery row).
 // SIGNALR_NOJQUERY_REPEAT=N runs the scenario N times per transport and reports how often the
-// welcome arrived (a measurement; the test still judges the first run).
+// welcome was handled and how often the client dropped it (a measurement; the tests judge the
+// first run, and the first test below every run).
 const REPEAT = Number(process.env.SIGNALR_NOJQUERY_REPEAT || 1);
-const sawWelcome = (seen) => seen.indexOf("welcome string") >= 0 && seen.indexOf("welcome string") < seen.indexOf("broadcast");
+const before_ = (seen, what) => seen.indexOf(what) >= 0 && seen.indexOf(what) < seen.indexOf("broadcast");
+const sawWelcome = (seen) => before_(seen, "welcome string");
+const welcomes = (seen) => seen.filter((s) => /^(buffered )?welcome/.test(s));
 
-test("signalr-no-jquery receives the hub's OnConnected push (welcome)", { skip, todo: "client defect, see comment", timeout: 120000 + REPEAT * 30000 }, async (t) => {
+test("signalr-no-jquery's receive channel gets the hub's OnConnected push (welcome) once, before later pushes", { skip, timeout: 120000 + REPEAT * 30000 }, async (t) => {
+    const wrong = [];
+    for (const transport of transports) {
+        let handled = 0, dropped = 0;
+        for (let i = 0; i < REPEAT; i++) {
+            if (i > 0) seenBy.delete(transport);
+            const { seen } = await scenario(transport);
+            const w = welcomes(seen);
+            const ok = w.length === 1 && (sawWelcome(seen) || before_(seen, "buffered welcome"));
+            if (!ok) wrong.push(`${transport} run ${i + 1}: ${JSON.stringify(seen)}`);
+            if (sawWelcome(seen)) handled++;
+            else if (ok) dropped++;
+        }
+        if (REPEAT > 1) t.diagnostic(`${transport}: welcome handled in ${handled} of ${REPEAT} runs, dropped by the client in ${dropped}`);
+    }
+    assert.deepEqual(wrong, []);
+});
+
+test("signalr-no-jquery hands the hub's OnConnected push (welcome) to its handler", { skip, todo: "client defect, see comment", timeout: 120000 }, async () => {
     const missed = [];
     for (const transport of transports) {
         const { seen } = await scenario(transport);
         if (!sawWelcome(seen)) missed.push(`${transport}: ${JSON.stringify(seen)}`);
-        if (REPEAT > 1) {
-            let count = sawWelcome(seen) ? 1 : 0;
-            for (let i = 1; i < REPEAT; i++) {
-                seenBy.delete(transport);
-                if (sawWelcome((await scenario(transport)).seen)) count++;
-            }
-            t.diagnostic(`${transport}: welcome seen in ${count} of ${REPEAT} runs`);
-        }
     }
     assert.deepEqual(missed, []);
 });
