@@ -600,12 +600,13 @@ void core_sessions_shutdown(struct core_sessions *table)
 struct core_session *core_session_create(struct core_sessions *table, struct lws *wsi, struct hub_endpoint *endpoint,
                                          struct negotiation *negotiation, const struct core_session_identity *identity)
 {
-    struct core_session *s = calloc(1, sizeof *s);
+    _Static_assert(_Alignof(struct core_session) <= 8, "a pool's records are 8-aligned");
+    struct core_session *s = pool_alloc(&table->records);
     struct core_pending *pending = s ? calloc(1, sizeof *pending) : NULL;
     struct hub_client_copy *c = pending ? core_client_copy_capture(wsi, negotiation, identity) : NULL;
     if (!c) {
         free(pending);
-        free(s);
+        pool_free(&table->records, s);
         if (negotiation)
             core_negotiation_free(negotiation);
         return NULL;
@@ -693,5 +694,5 @@ void core_session_destroy(struct core_session *s)
     s->table->loop->stats.sessions_closed++;
     pending_free(s);
     capture_session_end(&s->capture);
-    free(s);
+    pool_free(&s->table->records, s);
 }

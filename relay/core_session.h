@@ -31,6 +31,7 @@
 #include "containers/buf.h"
 #include "containers/dict.h"
 #include "containers/list.h"
+#include "containers/pool.h"
 #include "containers/timer_wheel.h"
 #include "protocol/core_peek.h"
 #include "protocol/handshake.h"
@@ -52,6 +53,7 @@ struct core_sessions {
     struct list_node all;
     struct dict by_token;
     struct loop *loop;
+    struct pool records;    /* every struct core_session, in pages of their own (containers/pool.h) */
 };
 
 void core_sessions_init(struct core_sessions *table, struct loop *loop, const uint8_t seed[DICT_SEED_LEN]);

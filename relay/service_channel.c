@@ -80,6 +80,12 @@ struct service_channel {
 
 static const struct hub_channel_class service_class;
 
+void service_channel_pool_init(struct pool *p)
+{
+    _Static_assert(_Alignof(struct service_channel) <= 8, "a pool's records are 8-aligned");
+    pool_init(p, sizeof(struct service_channel));
+}
+
 static struct loop *loop_of(const struct service_channel *ch)
 {
     return ch->hub->service->loop;
@@ -142,7 +148,7 @@ static void channel_free(struct service_channel *ch)
     leave_model(ch);
     held_free(ch);
     open_free(ch->open);
-    free(ch);
+    pool_free(&ch->hub->service->channels, ch);
 }
 
 /* Tells the app the client is gone: CloseConnection with the error ("" = none). */
@@ -490,9 +496,9 @@ struct hub_channel *service_channel_open(struct hub_endpoint *ep, const struct h
         *why = "no app server is connected to this hub";
         return NULL;
     }
-    struct service_channel *ch = calloc(1, sizeof *ch);
+    struct service_channel *ch = pool_alloc(&hub->service->channels);
     if (!ch || !(ch->open = open_copy(client))) {
-        free(ch);
+        pool_free(&hub->service->channels, ch);
         *why = "the relay ran out of memory";
         return NULL;
     }
