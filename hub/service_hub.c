@@ -211,7 +211,7 @@ int32_t svc_hub_leave(struct svc_hub *hub, struct span conn_id, struct span grou
 /* ---- fan-out ---- */
 
 struct send {
-    uint64_t stamp;
+    uint32_t stamp;
     bool once;                               /* deliver once per connection */
     bool has[SVC_PROTOCOL_COUNT];
     struct span payload[SVC_PROTOCOL_COUNT]; /* resolved once per send */
@@ -300,13 +300,32 @@ static void exclude_users(struct svc_hub *hub, struct send *s, const struct svc_
     }
 }
 
+/* The stamp of a new send. Stamps are 32-bit and compared for equality
+ * only; 0 is never a send's, so a client never stamped matches none. When
+ * the counter wraps (once per 2^32 - 1 sends), every client's stamps go back
+ * to 0 first: a stamp left from before the wrap could otherwise equal a
+ * later send's and skip or exclude that client. */
+static uint32_t next_stamp(struct svc_hub *hub)
+{
+    if (hub->stamp == UINT32_MAX) {
+        for (struct list_node *n = hub->clients_list.next; n != &hub->clients_list; n = n->next) {
+            if (hub_conn_link_is_marker(n))
+                continue;
+            struct svc_client *c = list_container_of(n, struct svc_client, all_link.node);
+            c->visit_stamp = c->exclude_stamp = 0;
+        }
+        hub->stamp = 0;
+    }
+    return ++hub->stamp;
+}
+
 struct svc_fanout_result svc_hub_fanout(struct svc_hub *hub, const struct svc_msg *msg,
                                         svc_deliver_fn fn, void *ctx)
 {
-    struct send s = { .stamp = ++hub->stamp, .fn = fn, .ctx = ctx };
+    assert(!hub->in_fanout); /* callbacks must not start another send on this hub */
+    struct send s = { .stamp = next_stamp(hub), .fn = fn, .ctx = ctx };
     for (int p = 0; p < SVC_PROTOCOL_COUNT; p++)
         s.has[p] = svc_payloads_find(&msg->payloads, span_from_cstr(protocol_names[p]), &s.payload[p]);
-    assert(!hub->in_fanout); /* callbacks must not start another send on this hub */
     hub->in_fanout = true;
 
     struct svc_list_iter it;

@@ -78,8 +78,11 @@ struct svc_client {
     struct list_node server_link;    /* in server->clients */
     struct svc_server_conn *server;
     enum svc_protocol protocol;
-    uint64_t visit_stamp;            /* the send that last delivered to it */
-    uint64_t exclude_stamp;          /* the send that excluded it */
+    /* 32 bits are enough: the stamps are only compared for equality with the
+     * current send's, and when the hub's counter wraps every client's stamps
+     * are reset (svc_hub_fanout), so an old stamp never matches a new send. */
+    uint32_t visit_stamp;            /* the send that last delivered to it; 0: none */
+    uint32_t exclude_stamp;          /* the send that excluded it; 0: none */
 };
 
 struct svc_hub {
@@ -90,7 +93,7 @@ struct svc_hub {
     struct list_node servers;        /* struct svc_server_conn.hub_link */
     size_t server_count;
     uint64_t picks;                  /* svc_hub_pick_server calls that found one */
-    uint64_t stamp;                  /* fan-out sends so far */
+    uint32_t stamp;                  /* the last fan-out send's stamp (1..UINT32_MAX; 0: none yet) */
     bool in_fanout;
 };
 

@@ -312,7 +312,7 @@ void core_http_closed(void *owner)
             core_session_client_gone(s);
         } else {
             /* A poll that vanished: the client has the disconnect timeout to poll again. */
-            core_session_disconnect_at(s, clock_now_ms() + s->loop->cfg->disconnect_timeout_ms);
+            core_session_disconnect_at(s, clock_now_ms() + s->table->loop->cfg->disconnect_timeout_ms);
         }
     }
     core_http_request_free(req, req->loop);
@@ -342,7 +342,7 @@ void core_http_pause_reading(struct core_session *s, bool paused)
 {
     if (paused) {
         if (!s->client_paused)
-            s->loop->stats.flow_control_pauses++;
+            s->table->loop->stats.flow_control_pauses++;
         s->client_paused = true;
         return;
     }
@@ -361,6 +361,6 @@ void core_http_timer_due(struct core_session *s)
         core_longpoll_timer_due(s);
         return;
     }
-    log_conn_info(s->connection_id, s->endpoint->name, "session: no event stream for %u ms, closing", s->loop->cfg->disconnect_timeout_ms);
+    log_conn_info(s->connection_id, s->endpoint->name, "session: no event stream for %u ms, closing", s->table->loop->cfg->disconnect_timeout_ms);
     core_session_client_gone(s);
 }

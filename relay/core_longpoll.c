@@ -53,14 +53,14 @@ int core_longpoll_poll(struct core_session *s, struct core_http_request *req)
     core_longpoll_release(s); /* a newer poll ends the one before (204) */
     req->session = s;
     s->request = req;
-    http_answer_capture(s->loop->cfg, req->wsi, &req->answer);
+    http_answer_capture(s->table->loop->cfg, req->wsi, &req->answer);
     if (!msg_queue_is_empty(&s->to_client) || core_session_done(s))
         return core_longpoll_writeable(req);
     http_answer_later(req->wsi);
     lws_set_timeout(req->wsi, NO_PENDING_TIMEOUT, 0); /* the poll timeout is ours */
     lws_http_headers_detach(req->wsi);                 /* captured: the table goes back to lws */
-    core_http_request_count(req, s->loop);
-    arm(s, s->loop->cfg->long_poll_timeout_ms);
+    core_http_request_count(req, s->table->loop);
+    arm(s, s->table->loop->cfg->long_poll_timeout_ms);
     return 0;
 }
 
@@ -89,9 +89,9 @@ int core_longpoll_writeable(struct core_http_request *req)
         core_http_request_free(req, req->loop);
         return http_respond_captured(&answer, wsi, 204, "text/plain", "", 0);
     }
-    const struct relay_config *c = s->loop->cfg;
+    const struct relay_config *c = s->table->loop->cfg;
     s->request = NULL;
-    core_http_request_free(req, s->loop);
+    core_http_request_free(req, s->table->loop);
     if (!msg_queue_is_empty(&s->to_client)) {
         struct buf body;
         buf_init(&body);
@@ -119,6 +119,6 @@ void core_longpoll_timer_due(struct core_session *s)
         http_answer_ready(s->request->wsi);
         return;
     }
-    log_conn_info(s->connection_id, s->endpoint->name, "session: no poll for %u ms, closing", s->loop->cfg->disconnect_timeout_ms);
+    log_conn_info(s->connection_id, s->endpoint->name, "session: no poll for %u ms, closing", s->table->loop->cfg->disconnect_timeout_ms);
     core_session_client_gone(s);
 }

@@ -43,13 +43,13 @@ static void core_session_rearm(struct core_session *s);
 
 void core_session_flow(struct core_session *s)
 {
-    size_t mark = s->loop->cfg->max_buffered_bytes;
+    size_t mark = s->table->loop->cfg->max_buffered_bytes;
     bool unacked = core_stateful_full(s);
     if (!s->channel)
         return;
     if (!s->hub_paused && (s->to_client.bytes > mark || unacked)) {
         s->hub_paused = true;
-        s->loop->stats.flow_control_pauses++;
+        s->table->loop->stats.flow_control_pauses++;
         hub_channel_pause(s->channel, true);
     } else if (s->hub_paused && s->to_client.bytes <= mark / 2 && !unacked) {
         s->hub_paused = false;
@@ -80,7 +80,7 @@ static void send_bytes_to_client(struct core_session *s, const char *data, size_
         queue_to_client(s, m);
         return;
     }
-    s->loop->stats.out_of_memory_closes++;
+    s->table->loop->stats.out_of_memory_closes++;
     log_conn_warn(s->connection_id, s->endpoint->name, "session: out of memory for a message to the client; closing");
     close_after_flush(s);
 }
@@ -176,7 +176,7 @@ static void core_session_rearm(struct core_session *s)
     if (due == CORE_NO_DEADLINE)
         timer_cancel(&s->timer);
     else if (!timer_is_armed(&s->timer) || s->timer.expire_at != due)
-        loop_timer_schedule(s->loop, &s->timer, due);
+        loop_timer_schedule(s->table->loop, &s->timer, due);
 }
 
 void core_session_disconnect_at(struct core_session *s, uint64_t when)
@@ -209,7 +209,7 @@ static void core_arm_keepalive(struct core_session *s, uint64_t from)
 {
     if (!s->transport->pings)
         return;
-    s->keepalive_due_ms = from + s->loop->cfg->keepalive_ms;
+    s->keepalive_due_ms = from + s->table->loop->cfg->keepalive_ms;
     core_session_rearm(s);
 }
 
@@ -238,7 +238,7 @@ static void core_keepalive_due(struct core_session *s, uint64_t now)
 {
     if (s->state != CORE_OPEN)
         return;
-    if (now - s->last_sent_ms >= s->loop->cfg->keepalive_ms)
+    if (now - s->last_sent_ms >= s->table->loop->cfg->keepalive_ms)
         send_ping(s);
     if (s->state == CORE_OPEN)
         core_arm_keepalive(s, s->last_sent_ms);
@@ -252,8 +252,8 @@ static void core_arm_open_timeout(struct core_session *s)
     uint64_t due = UINT64_MAX;
     if (!s->handshake_answered)
         due = s->pending->hub_answer_due_ms;
-    if (s->client_pinged && s->last_received_ms + s->loop->cfg->client_timeout_ms < due)
-        due = s->last_received_ms + s->loop->cfg->client_timeout_ms;
+    if (s->client_pinged && s->last_received_ms + s->table->loop->cfg->client_timeout_ms < due)
+        due = s->last_received_ms + s->table->loop->cfg->client_timeout_ms;
     s->timeout_due_ms = due; /* UINT64_MAX is CORE_NO_DEADLINE */
     core_session_rearm(s);
 }
@@ -275,12 +275,12 @@ static void core_timeout_due(struct core_session *s, uint64_t now)
         return;
     if (!s->handshake_answered && now >= s->pending->hub_answer_due_ms) {
         log_conn_info(s->connection_id, s->endpoint->name, "session: hub %s did not answer the handshake within %u ms, closing",
-                 s->endpoint->name, s->loop->cfg->handshake_timeout_ms);
+                 s->endpoint->name, s->table->loop->cfg->handshake_timeout_ms);
         report_hub_loss(s, "it did not answer the handshake in time");
         return;
     }
-    if (s->client_pinged && now >= s->last_received_ms + s->loop->cfg->client_timeout_ms) {
-        log_conn_info(s->connection_id, s->endpoint->name, "session: client silent for %u ms, closing", s->loop->cfg->client_timeout_ms);
+    if (s->client_pinged && now >= s->last_received_ms + s->table->loop->cfg->client_timeout_ms) {
+        log_conn_info(s->connection_id, s->endpoint->name, "session: client silent for %u ms, closing", s->table->loop->cfg->client_timeout_ms);
         close_with_error(s, "Connection closed with an error.", true);
         return;
     }
@@ -374,7 +374,7 @@ static void inspect_hub_message(struct core_session *s, const struct wsmsg *m)
 static bool redundant_pings(const struct core_session *s, const struct wsmsg *m)
 {
     unsigned kinds = 0;
-    bool just_pinged = s->pinged_last && clock_now_ms() - s->last_sent_ms < s->loop->cfg->keepalive_ms / 2;
+    bool just_pinged = s->pinged_last && clock_now_ms() - s->last_sent_ms < s->table->loop->cfg->keepalive_ms / 2;
     return (!s->transport->pings || just_pinged) && s->handshake_answered && m->len > 0 &&
            core_hub_kinds(is_binary(s), m, &kinds) && kinds == CORE_KIND_BIT(HUB_MSG_PING);
 }
@@ -496,9 +496,9 @@ static void handle_handshake_bytes(struct core_session *s, struct wsmsg *m)
         fail_handshake(s, s->pending->hub_failure ? s->pending->hub_failure : HANDSHAKE_TEXT_CANCELED);
     } else {
         s->state = CORE_OPEN;
-        s->loop->stats.sessions_opened++;
+        s->table->loop->stats.sessions_opened++;
         core_stateful_start(s, req.version);
-        s->pending->hub_answer_due_ms = clock_now_ms() + s->loop->cfg->handshake_timeout_ms;
+        s->pending->hub_answer_due_ms = clock_now_ms() + s->table->loop->cfg->handshake_timeout_ms;
         core_arm_open_timeout(s);
         watch_for_first_ping(s, bytes->data + consumed, bytes->len - consumed);
         struct wsmsg *all = wsmsg_copy(bytes->data, bytes->len, false);
@@ -506,7 +506,7 @@ static void handle_handshake_bytes(struct core_session *s, struct wsmsg *m)
         if (all) {
             after_send(s, hub_channel_begin(s->channel, s->protocol, all));
         } else {
-            s->loop->stats.out_of_memory_closes++;
+            s->table->loop->stats.out_of_memory_closes++;
             close_with_error(s, "Connection closed with an error. The relay ran out of memory.", true);
         }
     }
@@ -540,8 +540,8 @@ int core_session_receive(struct core_session *s, const void *in, size_t len)
     if (s->ws_close != WSMSG_CLOSE_NONE)
         return 0; /* after the relay's Close: read and discarded, not recorded (relay/wsmsg.h) */
     enum wsmsg_fault fault;
-    struct wsmsg *whole = wsmsg_receive(&s->rx_partial, s->wsi, in, len, s->loop,
-                                        config_client_message_limit(s->loop->cfg), "Core session", &fault);
+    struct wsmsg *whole = wsmsg_receive(&s->rx_partial, s->wsi, in, len, s->table->loop,
+                                        config_client_message_limit(s->table->loop->cfg), "Core session", &fault);
     if (whole) {
         handle_client_message(s, whole);
     } else if (fault == WSMSG_BAD_UTF8) {
@@ -577,7 +577,7 @@ void core_session_client_data(struct core_session *s, const void *data, size_t l
         handle_client_message(s, m);
         return;
     }
-    s->loop->stats.out_of_memory_closes++;
+    s->table->loop->stats.out_of_memory_closes++;
     if (s->state == CORE_OPEN)
         close_with_error(s, "Connection closed with an error. The relay ran out of memory.", true);
     else
@@ -600,18 +600,18 @@ void core_sessions_shutdown(struct core_sessions *table)
 struct core_session *core_session_create(struct core_sessions *table, struct lws *wsi, struct hub_endpoint *endpoint,
                                          struct negotiation *negotiation, const struct core_session_identity *identity)
 {
-    struct core_session *s = calloc(1, sizeof *s);
+    _Static_assert(_Alignof(struct core_session) <= 8, "a pool's records are 8-aligned");
+    struct core_session *s = pool_alloc(&table->records);
     struct core_pending *pending = s ? calloc(1, sizeof *pending) : NULL;
     struct hub_client_copy *c = pending ? core_client_copy_capture(wsi, negotiation, identity) : NULL;
     if (!c) {
         free(pending);
-        free(s);
+        pool_free(&table->records, s);
         if (negotiation)
             core_negotiation_free(negotiation);
         return NULL;
     }
     s->role = WSI_ROLE_CORE_SESSION;
-    s->loop = table->loop;
     s->table = table;
     s->wsi = wsi;
     s->transport = &core_ws_transport;
@@ -632,7 +632,7 @@ struct core_session *core_session_create(struct core_sessions *table, struct lws
         core_negotiation_free(negotiation);
     }
     list_push_back(&table->all, &s->link);
-    s->loop->stats.sessions_active++;
+    s->table->loop->stats.sessions_active++;
     capture_session_begin(wsi, &s->capture);
     return s;
 }
@@ -647,10 +647,10 @@ void core_session_established(struct core_session *s)
         core_arm_open_timeout(s);
         return;
     }
-    s->timeout_due_ms = now + s->loop->cfg->handshake_timeout_ms;
+    s->timeout_due_ms = now + s->table->loop->cfg->handshake_timeout_ms;
     core_session_rearm(s);
     /* Spread keepalives: the first one comes up to 10% early. */
-    s->last_sent_ms = now - (s->loop->cfg->keepalive_ms - timer_jitter(s->loop->cfg->keepalive_ms, random_u32(), 10));
+    s->last_sent_ms = now - (s->table->loop->cfg->keepalive_ms - timer_jitter(s->table->loop->cfg->keepalive_ms, random_u32(), 10));
     open_channel(s);
 }
 
@@ -690,9 +690,9 @@ void core_session_destroy(struct core_session *s)
     msg_queue_clear(&s->to_client);
     wsmsg_free(s->rx_partial);
     list_unlink(&s->link);
-    s->loop->stats.sessions_active--;
-    s->loop->stats.sessions_closed++;
+    s->table->loop->stats.sessions_active--;
+    s->table->loop->stats.sessions_closed++;
     pending_free(s);
     capture_session_end(&s->capture);
-    free(s);
+    pool_free(&s->table->records, s);
 }

@@ -11,6 +11,7 @@ void core_sessions_init(struct core_sessions *table, struct loop *loop, const ui
     list_init_head(&table->all);
     dict_init(&table->by_token, seed);
     table->loop = loop;
+    pool_init(&table->records, sizeof(struct core_session));
 }
 
 /* Before the lws context goes: the sessions no WebSocket holds (SSE, long
@@ -28,6 +29,7 @@ void core_sessions_free(struct core_sessions *table)
         }
     }
     dict_free(&table->by_token);
+    pool_close(&table->records); /* the WebSocket sessions still go later, with their wsi */
 }
 
 struct core_session *core_sessions_find(struct core_sessions *table, const char *token)

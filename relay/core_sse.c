@@ -68,7 +68,7 @@ static void watch_for_eof(struct core_http_request *req)
 int core_sse_start(struct core_http_request *req)
 {
     struct core_session *s = req->session;
-    if (http_respond_stream_headers(s->loop->cfg, req->wsi, "text/event-stream") != 0)
+    if (http_respond_stream_headers(s->table->loop->cfg, req->wsi, "text/event-stream") != 0)
         return -1;
     /* An endless response: no lws timeout (lws_http_mark_sse does this too, but logs an error
      * on HTTP/1), and the request's header table goes back to the pool. */

@@ -79,7 +79,7 @@ void core_stateful_start(struct core_session *s, int version)
         log_warn("session %s: out of memory for stateful reconnect; the client cannot resume", s->connection_id);
         return;
     }
-    stateful_buffer_init(&st->buf, s->loop->cfg->stateful_buffer_bytes);
+    stateful_buffer_init(&st->buf, s->table->loop->cfg->stateful_buffer_bytes);
     timer_entry_init(&st->ack_timer, ack_due);
     st->s = s;
     st->holding = true;
@@ -93,7 +93,7 @@ void core_stateful_free(struct core_session *s)
         return;
     timer_cancel(&st->ack_timer);
     if (st->away || st->resuming)
-        s->loop->stats.core_stateful_away--;
+        s->table->loop->stats.core_stateful_away--;
     stateful_buffer_free(&st->buf);
     free(st);
     s->stateful = NULL;
@@ -140,13 +140,13 @@ bool core_stateful_from_hub(struct core_session *s, struct wsmsg *m, bool first)
     uint32_t numbered = numbered_in(binary_of(s), data, len);
     if (!stateful_buffer_sent(&st->buf, data, len, numbered)) {
         wsmsg_free(m);
-        s->loop->stats.out_of_memory_closes++;
+        s->table->loop->stats.out_of_memory_closes++;
         log_warn("session %s: out of memory keeping a message for stateful reconnect; closing", s->connection_id);
         core_session_fail(s, "Connection closed with an error. The relay ran out of memory.");
         return false;
     }
     if (st->holding && first) { /* the handshake answer goes alone; what followed it is held */
-        loop_timer_schedule(s->loop, &st->ack_timer, clock_now_ms() + ACK_DELAY_MS);
+        loop_timer_schedule(s->table->loop, &st->ack_timer, clock_now_ms() + ACK_DELAY_MS);
         if (consumed > 0)
             m->len = consumed;
         return true;
@@ -203,13 +203,13 @@ struct wsmsg *core_stateful_from_client(struct core_session *s, struct wsmsg *m)
         len -= used;
     }
     if (numbered && !timer_is_armed(&st->ack_timer))
-        loop_timer_schedule(s->loop, &st->ack_timer, clock_now_ms() + ACK_DELAY_MS);
+        loop_timer_schedule(s->table->loop, &st->ack_timer, clock_now_ms() + ACK_DELAY_MS);
     struct wsmsg *out = m;
     if (changed) {
         out = ok && kept.len ? wsmsg_copy(kept.data, kept.len, m->binary) : NULL;
         wsmsg_free(m);
         if (!ok || (kept.len && !out)) {
-            s->loop->stats.out_of_memory_closes++;
+            s->table->loop->stats.out_of_memory_closes++;
             core_session_fail(s, "Connection closed with an error. The relay ran out of memory.");
         }
     }
@@ -248,7 +248,7 @@ static void away_timer_due(struct core_session *s)
     }
     if (s->state != CORE_CLOSING)
         log_info("session %s: the client did not come back within %u ms; ending it", s->connection_id,
-                 s->loop->cfg->disconnect_timeout_ms);
+                 s->table->loop->cfg->disconnect_timeout_ms);
     core_session_destroy(s);
 }
 
@@ -274,7 +274,7 @@ static void go_away(struct core_session *s)
 {
     struct core_stateful *st = s->stateful;
     if (!st->away && !st->resuming)
-        s->loop->stats.core_stateful_away++;
+        s->table->loop->stats.core_stateful_away++;
     st->away = true;
     st->resuming = false;
     s->wsi = NULL;
@@ -286,7 +286,7 @@ static void go_away(struct core_session *s)
     core_session_client_deadlines_off(s);
     timer_cancel(&st->ack_timer);
     if (!core_session_disconnect_armed(s))
-        core_session_disconnect_at(s, clock_now_ms() + s->loop->cfg->disconnect_timeout_ms);
+        core_session_disconnect_at(s, clock_now_ms() + s->table->loop->cfg->disconnect_timeout_ms);
     core_session_flow(s);
 }
 
@@ -297,7 +297,7 @@ void core_session_ws_closed(struct core_session *s)
         return;
     }
     log_info("session %s: the client's WebSocket dropped; keeping the hub link for %u ms (stateful reconnect)",
-             s->connection_id, s->loop->cfg->disconnect_timeout_ms);
+             s->connection_id, s->table->loop->cfg->disconnect_timeout_ms);
     go_away(s);
 }
 
@@ -325,7 +325,7 @@ static bool queue_kept(struct core_session *s, size_t *count)
         struct stateful_entry *e = list_container_of(n, struct stateful_entry, link);
         struct wsmsg *m = wsmsg_copy(e->data, e->len, binary_of(s));
         if (!m) {
-            s->loop->stats.out_of_memory_closes++;
+            s->table->loop->stats.out_of_memory_closes++;
             core_session_fail(s, "Connection closed with an error. The relay ran out of memory.");
             return false;
         }
@@ -348,8 +348,8 @@ bool core_stateful_resumed(struct core_session *s)
     if (!st || !st->resuming)
         return false;
     st->resuming = false;
-    s->loop->stats.core_stateful_away--;
-    s->loop->stats.core_stateful_resumes++;
+    s->table->loop->stats.core_stateful_away--;
+    s->table->loop->stats.core_stateful_resumes++;
     s->transport = &core_ws_transport;
     core_session_disconnect_cancel(s);
     if (s->state != CORE_OPEN) { /* it ended meanwhile (its hub link was lost): let its last words out */
@@ -367,6 +367,6 @@ bool core_stateful_resumed(struct core_session *s)
     log_info("session %s: the client is back (stateful reconnect): Sequence %lld, %zu messages resent", s->connection_id,
              (long long)seq.sequence_id, resent);
     if (st->buf.latest_received > 0)
-        loop_timer_schedule(s->loop, &st->ack_timer, clock_now_ms() + ACK_DELAY_MS);
+        loop_timer_schedule(s->table->loop, &st->ack_timer, clock_now_ms() + ACK_DELAY_MS);
     return true;
 }

@@ -12,7 +12,7 @@ static void ws_kick(struct core_session *s)
 static void ws_pause_reading(struct core_session *s, bool paused)
 {
     if (paused)
-        wsmsg_pause_reading(s->wsi, &s->client_paused, s->loop);
+        wsmsg_pause_reading(s->wsi, &s->client_paused, s->table->loop);
     else
         wsmsg_resume_reading(s->wsi, &s->client_paused);
 }

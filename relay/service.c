@@ -21,6 +21,7 @@ bool service_init(struct service *svc, struct loop *loop, const uint8_t seed[DIC
     list_init_head(&svc->behind);
     timer_entry_init(&svc->turn_timer, service_servers_turn);
     memcpy(svc->seed, seed, DICT_SEED_LEN);
+    service_channel_pool_init(&svc->channels);
     spent_ids_init(&svc->spent, seed);
     spent_ids_init(&svc->stateful, seed);
     early_sends_init(&svc->early, seed);
@@ -64,6 +65,7 @@ void service_free(struct service *svc)
         free(hub);
     }
     timer_cancel(&svc->turn_timer); /* every server connection is gone: none is behind */
+    pool_close(&svc->channels);     /* every channel is gone: its pages go */
     spent_ids_free(&svc->spent);
     spent_ids_free(&svc->stateful);
     early_sends_free(&svc->early);

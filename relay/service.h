@@ -23,6 +23,7 @@
 #include "containers/buf.h"
 #include "containers/dict.h"
 #include "containers/list.h"
+#include "containers/pool.h"
 #include "containers/span.h"
 #include "hub/conn_token.h"
 #include "hub/service_hub.h"
@@ -88,6 +89,8 @@ struct service_hub {
 
 /* deferred_timer's callback (relay/service_channel.c). */
 void service_channels_deferred(struct timer_entry *e);
+/* Makes `channels` the pool of struct service_channel (relay/service_channel.c). */
+void service_channel_pool_init(struct pool *channels);
 /* turn_timer's callback (relay/service_server.c). */
 void service_servers_turn(struct timer_entry *e);
 
@@ -112,6 +115,7 @@ struct service {
     struct list_node behind;        /* struct service_server.behind_link */
     struct timer_entry turn_timer;
     struct service_stats stats;
+    struct pool channels;           /* every struct service_channel (relay/service_channel.c) */
 };
 
 /* False when out of memory or randomness. Service mode is off (and nothing

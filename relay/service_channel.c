@@ -1,6 +1,7 @@
 /* service_channel.c - a hub channel that is a connection id on an app's server connection (see service_channel.h). */
 #include "relay/service_channel.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,11 +34,35 @@ struct channel_open {
     char *bytes;
 };
 
+/* Why a channel ends on the next loop turn (defer_end): one byte in the record, the text in
+ * refusal_texts. */
+enum channel_refusal {
+    REFUSAL_NONE,
+    REFUSAL_NO_SERVER,
+    REFUSAL_BEGIN_TWICE,
+    REFUSAL_ID_TAKEN,
+    REFUSAL_NOT_ADDED,
+    REFUSAL_NOT_OPENED,
+    REFUSAL_OUT_OF_MEMORY,
+};
+static const char *const refusal_texts[] = {
+    [REFUSAL_NONE] = NULL,
+    [REFUSAL_NO_SERVER] = "no app server is connected to this hub",
+    [REFUSAL_BEGIN_TWICE] = "begin called twice",
+    [REFUSAL_ID_TAKEN] = "the connection id is already connected",
+    [REFUSAL_NOT_ADDED] = "the relay could not add the client",
+    [REFUSAL_NOT_OPENED] = "the relay could not open the connection to the app",
+    [REFUSAL_OUT_OF_MEMORY] = "The relay ran out of memory.",
+};
+
+/* One per service-mode client, held as long as the client: its small fields
+ * share one word (280 bytes on x86-64, a 288-byte malloc chunk). */
 struct service_channel {
     struct hub_channel base;
     struct service_hub *hub;
     struct svc_client client;        /* in hub->model while in_model; client.server->owner is its uplink */
-    enum channel_state state;
+    uint8_t state;                   /* enum channel_state */
+    uint8_t refusal;                 /* enum channel_refusal: REFUSAL_NONE, or refused on the next loop turn */
     bool in_model;
     bool paused;                     /* the owner paused delivery */
     bool binary;                     /* MessagePack client */
@@ -45,7 +70,6 @@ struct service_channel {
     struct msg_queue *held;          /* for the client: before the handshake answer, or while paused;
                                         allocated on first use, freed once emptied (NULL: none) */
     struct list_node defer_link;     /* in hub->deferred: a refusal, or flushing `held`, from the loop */
-    const char *refusal;             /* static text: refused on the next loop turn */
     bool *alive;                     /* while passing messages up: cleared if the owner closes meanwhile */
     struct channel_open *open;
     /* The client's connection id is client.conn.id, from open on (svc_hub_add_client
@@ -55,6 +79,12 @@ struct service_channel {
 #define CH_ID(ch) ((ch)->client.conn.id)
 
 static const struct hub_channel_class service_class;
+
+void service_channel_pool_init(struct pool *p)
+{
+    _Static_assert(_Alignof(struct service_channel) <= 8, "a pool's records are 8-aligned");
+    pool_init(p, sizeof(struct service_channel));
+}
 
 static struct loop *loop_of(const struct service_channel *ch)
 {
@@ -118,7 +148,7 @@ static void channel_free(struct service_channel *ch)
     leave_model(ch);
     held_free(ch);
     open_free(ch->open);
-    free(ch);
+    pool_free(&ch->hub->service->channels, ch);
 }
 
 /* Tells the app the client is gone: CloseConnection with the error ("" = none). */
@@ -246,8 +276,8 @@ static void defer(struct service_channel *ch)
 
 static void deferred(struct service_channel *ch)
 {
-    if (ch->refusal) {
-        end_by_relay(ch, ch->refusal);
+    if (ch->refusal != REFUSAL_NONE) {
+        end_by_relay(ch, refusal_texts[ch->refusal]);
         return;
     }
     if (ch->state == CHANNEL_OPEN)
@@ -257,9 +287,9 @@ static void deferred(struct service_channel *ch)
 /* The end, from the next loop turn (for a channel call, which may run no op):
  * refused before the app's handshake answer, closed after it; the app hears
  * CloseConnection if it knows the client. */
-static void defer_end(struct service_channel *ch, const char *why)
+static void defer_end(struct service_channel *ch, enum channel_refusal why)
 {
-    ch->refusal = why;
+    ch->refusal = (uint8_t)why;
     defer(ch);
 }
 
@@ -466,9 +496,9 @@ struct hub_channel *service_channel_open(struct hub_endpoint *ep, const struct h
         *why = "no app server is connected to this hub";
         return NULL;
     }
-    struct service_channel *ch = calloc(1, sizeof *ch);
+    struct service_channel *ch = pool_alloc(&hub->service->channels);
     if (!ch || !(ch->open = open_copy(client))) {
-        free(ch);
+        pool_free(&hub->service->channels, ch);
         *why = "the relay ran out of memory";
         return NULL;
     }
@@ -503,7 +533,7 @@ static enum hub_send_result service_begin(struct hub_channel *base, enum hub_pro
     struct svc_server_conn *sc = o ? svc_hub_pick_server(&ch->hub->model, o->sticky_server, o->sticky_required) : NULL;
     if (!sc) {
         wsmsg_free(handshake);
-        defer_end(ch, o ? "no app server is connected to this hub" : "begin called twice");
+        defer_end(ch, o ? REFUSAL_NO_SERVER : REFUSAL_BEGIN_TWICE);
         return HUB_SEND_CLOSED;
     }
     char id[HUB_CONN_ID_LEN + 1]; /* add_client clears the record it copies the id into */
@@ -512,7 +542,7 @@ static enum hub_send_result service_begin(struct hub_channel *base, enum hub_pro
     memcpy(CH_ID(ch), id, sizeof id);
     if (st != HUB_OK) {
         wsmsg_free(handshake);
-        defer_end(ch, st == HUB_ALREADY ? "the connection id is already connected" : "the relay could not add the client");
+        defer_end(ch, st == HUB_ALREADY ? REFUSAL_ID_TAKEN : REFUSAL_NOT_ADDED);
         return HUB_SEND_CLOSED;
     }
     ch->in_model = true;
@@ -532,7 +562,7 @@ static enum hub_send_result service_begin(struct hub_channel *base, enum hub_pro
     if (!ok) {
         log_conn_warn(CH_ID(ch), ch->hub->key, "service: OpenConnection could not be sent: %s",
                  err.detail[0] ? err.detail : "the server connection is closing");
-        defer_end(ch, "the relay could not open the connection to the app");
+        defer_end(ch, REFUSAL_NOT_OPENED);
         return HUB_SEND_CLOSED;
     }
     ch->state = CHANNEL_OPENING;
@@ -544,7 +574,7 @@ static enum hub_send_result service_send(struct hub_channel *base, struct wsmsg 
 {
     struct service_channel *ch = (struct service_channel *)base;
     struct service_uplink *server = uplink_of(ch);
-    if (ch->state == CHANNEL_NEW || !server || ch->refusal) {
+    if (ch->state == CHANNEL_NEW || !server || ch->refusal != REFUSAL_NONE) {
         wsmsg_free(msg);
         return HUB_SEND_CLOSED;
     }
@@ -558,7 +588,7 @@ static enum hub_send_result service_send(struct hub_channel *base, struct wsmsg 
     wsmsg_free(msg);
     if (!encoded) { /* out of memory: the client ends with a reason, no message goes missing unsaid */
         loop_of(ch)->stats.out_of_memory_closes++;
-        defer_end(ch, "The relay ran out of memory.");
+        defer_end(ch, REFUSAL_OUT_OF_MEMORY);
         return HUB_SEND_CLOSED;
     }
     if (!written) /* the server connection is closing (or ran out of memory): its end reaches this channel */
@@ -572,7 +602,7 @@ static void service_pause(struct hub_channel *base, bool paused)
 {
     struct service_channel *ch = (struct service_channel *)base;
     ch->paused = paused;
-    if (!paused && !held_empty(ch) && ch->state == CHANNEL_OPEN && !ch->refusal)
+    if (!paused && !held_empty(ch) && ch->state == CHANNEL_OPEN && ch->refusal == REFUSAL_NONE)
         defer(ch);
 }
 

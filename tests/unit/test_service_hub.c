@@ -538,6 +538,66 @@ static void test_remove_during_send(void)
     svc_hub_free(&hub);
 }
 
+/* 32-bit send stamps across the counter's wrap-around: a client's stamp left
+ * from a send before the wrap must not exclude it from, or count as a visit
+ * in, the sends after it (svc_hub_fanout resets the stamps when it wraps). */
+static void count_deliver(void *ctx, struct svc_client *c, struct span payload)
+{
+    (void)payload;
+    ((int *)ctx)[c->conn.id[HUB_CONN_ID_LEN - 1] - '0']++;
+}
+
+static int fanout_count(struct svc_hub *hub, struct span body, int counts[3])
+{
+    struct svc_msg msg;
+    memset(counts, 0, 3 * sizeof(int));
+    CHECK_EQ_INT(svc_msg_decode(body.ptr, body.len, &msg, NULL), PROTO_OK);
+    return (int)svc_hub_fanout(hub, &msg, count_deliver, counts).delivered;
+}
+
+static void test_stamp_wrap(void)
+{
+    static const uint8_t key[DICT_SEED_LEN] = { 0 };
+    struct svc_hub hub;
+    struct svc_server_conn s;
+    struct svc_client c[3];
+    svc_hub_init(&hub, key);
+    svc_hub_add_server(&hub, &s, SPAN_LIT("cid"), SPAN_NONE, NULL);
+    for (int i = 0; i < 3; i++) {
+        char id[HUB_CONN_ID_LEN + 1];
+        snprintf(id, sizeof id, "wrapped%015d", i);
+        CHECK_EQ_INT(svc_hub_add_client(&hub, &c[i], span_make(id, HUB_CONN_ID_LEN), SVC_PROTOCOL_MESSAGEPACK,
+                                        SPAN_NONE, &s, NULL),
+                     HUB_OK);
+        CHECK_EQ_INT(svc_hub_join(&hub, span_make(id, HUB_CONN_ID_LEN), SPAN_LIT("g")), SVC_ACK_OK);
+    }
+#define BODY(s) span_make(s, sizeof(s) - 1)
+    /* [10, [c0], {"messagepack": x}, {}]: everyone but c0; [10, [], ...]: everyone;
+     * [14, ["g", "g"], ...]: each member once */
+    struct span all_but_0 = BODY("\x94\x0a\x91\xb6wrapped000000000000000\x81\xabmessagepack\xc4\x01x\x80");
+    struct span all_but_1 = BODY("\x94\x0a\x91\xb6wrapped000000000000001\x81\xabmessagepack\xc4\x01x\x80");
+    struct span all = BODY("\x94\x0a\x90\x81\xabmessagepack\xc4\x01x\x80");
+    struct span groups_twice = BODY("\x94\x0e\x92\xa1g\xa1g\x81\xabmessagepack\xc4\x01x\x80");
+#undef BODY
+    int n[3];
+    CHECK_EQ_INT(fanout_count(&hub, all_but_0, n), 2);
+    CHECK(n[0] == 0 && n[1] == 1 && n[2] == 1);
+    CHECK_EQ_INT(fanout_count(&hub, groups_twice, n), 3); /* stamps c0..c2 visited at 2 */
+    /* 2^32 - 3 sends later the counter is at its last value: the next sends reuse 1, 2, ... */
+    hub.stamp = UINT32_MAX - 1;
+    CHECK_EQ_INT(fanout_count(&hub, all, n), 3); /* UINT32_MAX */
+    CHECK(n[0] == 1 && n[1] == 1 && n[2] == 1);
+    CHECK_EQ_INT(fanout_count(&hub, all, n), 3); /* wraps: 1, c0's exclusion of long ago */
+    CHECK(n[0] == 1 && n[1] == 1 && n[2] == 1);
+    CHECK_EQ_INT(fanout_count(&hub, groups_twice, n), 3); /* 2, every client's visit of long ago */
+    CHECK(n[0] == 1 && n[1] == 1 && n[2] == 1);
+    CHECK_EQ_INT(fanout_count(&hub, all_but_1, n), 2); /* exclusion still works after the wrap */
+    CHECK(n[0] == 1 && n[1] == 0 && n[2] == 1);
+    CHECK(hub.stamp == 3);
+    svc_hub_remove_server(&hub, &s, NULL, NULL);
+    svc_hub_free(&hub);
+}
+
 int main(void)
 {
     for (int i = 0; i < NAPP; i++)
@@ -548,6 +608,7 @@ int main(void)
         snprintf(user_ids[u], sizeof user_ids[u], u % 2 ? "User%d" : "user%d", u / 2);
     test_spread();
     test_remove_during_send();
+    test_stamp_wrap();
     for (uint64_t seed = 1; seed <= 6; seed++)
         test_randomised(seed * 0x9E3779B97F4A7C15ull, 20000);
     return test_main_result("test_service_hub");

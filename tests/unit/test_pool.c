@@ -1,0 +1,130 @@
+/* test_pool.c - the records' pool: distinct zeroed 8-aligned records, pages filled and released, reuse, close, poisoning. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "containers/pool.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TEST_ASAN 1
+#endif
+#endif
+#ifdef TEST_ASAN
+#include <sanitizer/asan_interface.h>
+#endif
+
+#define RECORD 296 /* struct core_session's size today */
+
+static bool all_zero(const unsigned char *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (p[i])
+            return false;
+    return true;
+}
+
+static void test_fill_and_release(void)
+{
+    struct pool p;
+    pool_init(&p, RECORD);
+    CHECK_EQ_INT(p.size, RECORD);
+    CHECK(p.per_page >= 50);
+    CHECK_EQ_INT(pool_pages(&p), 0); /* allocates nothing until asked */
+    size_t n = 3 * p.per_page + 5;
+    unsigned char **r = calloc(n, sizeof *r);
+    for (size_t i = 0; i < n; i++) {
+        r[i] = pool_alloc(&p);
+        CHECK(r[i] != NULL);
+        CHECK(((uintptr_t)r[i] & 7u) == 0);
+        CHECK(all_zero(r[i], RECORD));
+        memset(r[i], (int)(i & 0xff) | 1, RECORD); /* every byte written: ASan would catch an overlap */
+    }
+    CHECK_EQ_INT(pool_in_use(&p), n);
+    CHECK_EQ_INT(pool_pages(&p), 4);
+    /* records of one page are consecutive slots: no header between them */
+    CHECK(r[1] - r[0] == RECORD);
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < RECORD; j += 37)
+            CHECK_EQ_INT(r[i][j], (int)(i & 0xff) | 1);
+    /* free every other record, then reuse: the freed slots come back zeroed */
+    for (size_t i = 0; i < n; i += 2)
+        pool_free(&p, r[i]);
+    CHECK_EQ_INT(pool_pages(&p), 4);
+    for (size_t i = 0; i < n; i += 2) {
+        r[i] = pool_alloc(&p);
+        CHECK(r[i] != NULL && all_zero(r[i], RECORD));
+    }
+    CHECK_EQ_INT(pool_pages(&p), 4); /* the holes were filled first */
+    /* free all: one empty page is kept, the others go */
+    for (size_t i = 0; i < n; i++)
+        pool_free(&p, r[i]);
+    CHECK_EQ_INT(pool_in_use(&p), 0);
+    CHECK_EQ_INT(pool_pages(&p), 1);
+    pool_free(&p, NULL);
+    /* the kept page serves the next record; close releases it once that record goes */
+    r[0] = pool_alloc(&p);
+    CHECK_EQ_INT(pool_pages(&p), 1);
+    r[1] = pool_alloc(&p);
+    pool_free(&p, r[1]);
+    pool_close(&p);
+    CHECK_EQ_INT(pool_pages(&p), 1);
+    pool_free(&p, r[0]);
+    CHECK_EQ_INT(pool_pages(&p), 0); /* nothing left for LeakSanitizer to find */
+    free(r);
+}
+
+/* A page that empties while another empty one is kept is released; a full page freed into joins
+ * the list and is used again before a new page is made. */
+static void test_churn(void)
+{
+    struct pool p;
+    pool_init(&p, 1);
+    CHECK_EQ_INT(p.size, 8);
+    size_t n = 2 * p.per_page;
+    void **r = calloc(n, sizeof *r);
+    for (int round = 0; round < 50; round++) {
+        for (size_t i = 0; i < n; i++)
+            CHECK((r[i] = pool_alloc(&p)) != NULL);
+        CHECK_EQ_INT(pool_pages(&p), 2);
+        pool_free(&p, r[0]);       /* page 1 has a free slot again */
+        CHECK((r[0] = pool_alloc(&p)) != NULL);
+        CHECK_EQ_INT(pool_pages(&p), 2);
+        for (size_t i = 0; i < n; i++)
+            pool_free(&p, r[(i * 7919) % n]); /* n is even and 7919 prime: a permutation */
+        CHECK_EQ_INT(pool_pages(&p), 1);
+    }
+    pool_close(&p);
+    CHECK_EQ_INT(pool_pages(&p), 0);
+    free(r);
+}
+
+static void test_poisoned(void)
+{
+#ifdef TEST_ASAN
+    struct pool p;
+    pool_init(&p, RECORD);
+    char *a = pool_alloc(&p), *b = pool_alloc(&p);
+    CHECK(!__asan_address_is_poisoned(a) && !__asan_address_is_poisoned(a + RECORD - 1));
+    CHECK(__asan_address_is_poisoned(b + RECORD)); /* the next slot, never handed out */
+    pool_free(&p, a);
+    CHECK(__asan_address_is_poisoned(a) && __asan_address_is_poisoned(a + RECORD - 1));
+    CHECK(!__asan_address_is_poisoned(b));
+    pool_free(&p, b);
+    pool_close(&p);
+    CHECK_EQ_INT(pool_pages(&p), 0);
+#else
+    CHECK(1); /* poisoning exists only under AddressSanitizer */
+#endif
+}
+
+int main(void)
+{
+    test_fill_and_release();
+    test_churn();
+    test_poisoned();
+    return test_main_result("test_pool");
+}
