@@ -264,7 +264,7 @@ export const cases = {
         const out = {};
         for (const p of ["/nothing", "/negotiate/extra", "/"]) {
             const r = await ep.request(p + ep.query({ clientProtocol: "2.1" }));
-            out[p] = `${r.status} ${r.body.slice(0, 80)}`;
+            out[p] = `${r.status} ${r.type} ${r.nosniff} ${r.body.slice(0, 80)}`;
         }
         return out;
     },
@@ -292,7 +292,7 @@ export const cases = {
     async "path outside /signalr"(ep) {
         const u = new URL(ep.url);
         const r = await fetch(`${u.origin}/not-signalr/negotiate?clientProtocol=2.1`);
-        return { status: r.status };
+        return { status: r.status, type: r.headers.get("content-type"), body: (await r.text()).slice(0, 80) };
     },
 
     async "serverSentEvents connect, start, send, push"(ep) {
