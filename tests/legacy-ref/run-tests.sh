@@ -9,14 +9,27 @@
 #   browser signalr-no-jquery (npm) over serverSentEvents and longPolling, and a jQuery page using
 #           only the generated proxies of /signalr/hubs, in headless Chromium against the real server
 #           (tests/legacy/browser/test/legacy-nojquery.test.mjs, legacy-hubs-script.test.mjs)
+#   jquery  the jQuery suite (tests/legacy/browser/test/legacy-jquery.test.mjs: the stock jQuery
+#           client 2.4.3 in headless Chromium, same-origin page) against the real server with
+#           SIGNALR_LEGACY_SERVER=reference (only the README table's rows 1 and 26): all 17
+#           scenarios over serverSentEvents, and over longPolling the 4 whose requests depend most
+#           on the transport ($jquery_lp_scenarios below)
 # Builds what it needs, starts the server on a free 127.0.0.1 port, always stops it (trap), and
 # ends with "legacy-ref: N passed, M failed"; exit status 0 only if nothing failed.
-#   tests/legacy-ref/run-tests.sh            # both, about 1 minute once built
+#   tests/legacy-ref/run-tests.sh            # every suite, about 3 minutes once built
 #   LEGACY_REF_SUITES=http tests/legacy-ref/run-tests.sh
 set -uo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
-suites="${LEGACY_REF_SUITES:-http dotnet parity browser}"
+suites="${LEGACY_REF_SUITES:-http dotnet parity browser jquery}"
+# Over longPolling, the jQuery scenarios whose requests differ most from serverSentEvents': pushes
+# in poll answers (welcome; the fixture session's broadcast), results and progress between /send
+# and /poll (Counter: difference row 26), a drop as an aborted poll (reconnect). The rest (Echo
+# values, errors, groups, two hubs, SecureHub, the cookie read at /send, ping, stop) makes the same
+# /send, negotiate and /abort requests on both transports and runs over serverSentEvents only, to
+# keep this step near 60 s.
+jquery_lp_scenarios='^(welcome push|streaming method Counter|reconnect:|fixture session)'
+
 export DOTNET_NOLOGO=1 DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_SKIP_FIRST_TIME_EXPERIENCE=1
 source "$here/lib/reference.sh"
 source "$root/scripts/lib/backend.sh"
@@ -103,7 +116,27 @@ for suite in $suites; do
         f="$(sed -n 's/^# fail \([0-9]*\)$/\1/p' "$tap" | tail -n 1)"
         record "legacy-ref/browser" "${p:-0}" "${f:-0}" "$status"
         ;;
-    *) echo "unknown suite '$suite' (http, dotnet, parity, browser)" >&2; exit 2 ;;
+    jquery)
+        if [ ! -x "${SIGNALR_LEGACY_CHROMIUM:-/usr/bin/chromium}" ] || ! suite_npm_ci "$root/tests/legacy/browser"; then
+            record "legacy-ref/jquery (setup: chromium, npm ci)" 0 1 1
+            continue
+        fi
+        for transport in serverSentEvents longPolling; do
+            echo "== the jQuery suite over $transport in Chromium against the real server"
+            pattern=()
+            [ "$transport" = longPolling ] && pattern=(--test-name-pattern="$jquery_lp_scenarios")
+            tap="$log_dir/jquery-$transport.tap"
+            (cd "$root/tests/legacy/browser" && SIGNALR_LEGACY_URL="$REFERENCE_URL" SIGNALR_LEGACY_TRANSPORT="$transport" \
+                SIGNALR_LEGACY_SERVER=reference SIGNALR_LEGACY_TIMEOUT_S=30 timeout 300 node --test "${pattern[@]}" \
+                --test-reporter=spec --test-reporter-destination=stdout \
+                --test-reporter=tap --test-reporter-destination="$tap" test/legacy-jquery.test.mjs)
+            status=$?
+            p="$(sed -n 's/^# pass \([0-9]*\)$/\1/p' "$tap" | tail -n 1)"
+            f="$(sed -n 's/^# fail \([0-9]*\)$/\1/p' "$tap" | tail -n 1)"
+            record "legacy-ref/jquery $transport" "${p:-0}" "${f:-0}" "$status"
+        done
+        ;;
+    *) echo "unknown suite '$suite' (http, dotnet, parity, browser, jquery)" >&2; exit 2 ;;
     esac
 done
 

@@ -7,6 +7,7 @@
 // Hub names as the jQuery client writes them (lower case), method names as the test hubs have them.
 
 import { createRequire } from "node:module";
+import { pollUntil } from "../../lib/common.mjs";
 
 // The `ws` module of tests/legacy/capture (npm ci there), for the one case that talks WebSockets
 // to a server that offers them (the relay); null when it is not installed.
@@ -49,8 +50,9 @@ export class Endpoint {
 
     // One request: status, headers we compare, body (text). readFor: for answers that stay open
     // (event streams, held polls), how long to read before giving up on the rest (ms); until: a
-    // test of the body read so far that ends the reading early once it holds what is awaited.
-    async request(path, { method = "GET", form, headers = {}, readFor = 0, timeout = 10000, until = null } = {}) {
+    // test of the body read so far that ends the reading early once it holds what is awaited;
+    // onBody: called with the body read so far after each chunk (see stream()).
+    async request(path, { method = "GET", form, headers = {}, readFor = 0, timeout = 10000, until = null, onBody = null } = {}) {
         const controller = new AbortController();
         const timer = setTimeout(() => controller.abort(), readFor || timeout);
         const init = { method, headers: { ...headers }, signal: controller.signal };
@@ -77,6 +79,7 @@ export class Endpoint {
                 if (done) break;
                 firstChunkAt.push(Date.now() - started);
                 chunks.push(Buffer.from(value));
+                if (onBody) onBody(Buffer.concat(chunks).toString("utf8"));
                 if (until && until(Buffer.concat(chunks).toString("utf8"))) {
                     controller.abort();
                     ended = false;
@@ -99,6 +102,18 @@ export class Endpoint {
             chunkTimes: firstChunkAt,
             ms: Date.now() - started,
         };
+    }
+
+    // An answer that stays open (an event stream): { answer, ready }. ready resolves once the body
+    // read so far holds what ready(body) waits for (by default the stream's first event, "data:
+    // initialized": the server has taken the connection, so /start may follow), or when the answer
+    // ends or fails first; it never waits longer than the request's own readFor.
+    stream(path, options, ready = (body) => body.includes("data: initialized")) {
+        let settle;
+        const opened = new Promise((resolve) => { settle = resolve; });
+        const answer = this.request(path, { ...options, onBody: (body) => { if (ready(body)) settle(); } });
+        answer.then(settle, settle);
+        return { answer, ready: opened };
     }
 
     query(params) {
@@ -144,8 +159,6 @@ export function normalize(text, s) {
     out = out.replace(/"[A-Za-z0-9_-]{22}"/g, '"<22 url-safe chars>"');
     return out;
 }
-
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 // Every case: name -> async (endpoint) => observation (plain JSON-able object). The names are
 // what the README's difference table and the tests refer to.
@@ -251,7 +264,7 @@ export const cases = {
         const out = {};
         for (const p of ["/nothing", "/negotiate/extra", "/"]) {
             const r = await ep.request(p + ep.query({ clientProtocol: "2.1" }));
-            out[p] = `${r.status} ${r.body.slice(0, 80)}`;
+            out[p] = `${r.status} ${r.type} ${r.nosniff} ${r.body.slice(0, 80)}`;
         }
         return out;
     },
@@ -279,17 +292,17 @@ export const cases = {
     async "path outside /signalr"(ep) {
         const u = new URL(ep.url);
         const r = await fetch(`${u.origin}/not-signalr/negotiate?clientProtocol=2.1`);
-        return { status: r.status };
+        return { status: r.status, type: r.headers.get("content-type"), body: (await r.text()).slice(0, 80) };
     },
 
     async "serverSentEvents connect, start, send, push"(ep) {
         const s = await ep.session("serverSentEvents");
         // Read until the broadcast is in (a loaded machine may take seconds), at most 15 s.
-        const stream = ep.request("/connect" + s.q({ tid: "1" }), { readFor: 15000, until: (body) => body.includes("sse-hello") });
-        await sleep(400);
+        const stream = ep.stream("/connect" + s.q({ tid: "1" }), { readFor: 15000, until: (body) => body.includes("sse-hello") });
+        await stream.ready;
         const start = await ep.request("/start" + s.q());
         const send = await ep.request("/send" + s.q(), { method: "POST", form: { data: '{"H":"chathub","M":"Broadcast","A":["sse-hello"],"I":0}' } });
-        const r = await stream;
+        const r = await stream.answer;
         return {
             status: r.status, type: r.type, cacheControl: r.cacheControl,
             frames: sseData(r.body).map((f) => normalize(f, s)),
@@ -338,7 +351,9 @@ export const cases = {
 
     async "foreverFrame connect"(ep) {
         const s = await ep.session("foreverFrame");
-        const r = await ep.request("/connect" + s.q({ frameId: "7" }), { readFor: 1500 });
+        // Read until the first message's script is in (a loaded machine may take seconds), at most
+        // 15 s; an answer that ends (a server that declines the transport) ends the reading too.
+        const r = await ep.request("/connect" + s.q({ frameId: "7" }), { readFor: 15000, until: (body) => /<script>r\(c, .*?\);<\/script>/.test(body) });
         const scripts = [...r.body.matchAll(/<script>r\(c, (.*?)\);<\/script>/g)].map((m) => normalize(m[1], s));
         return {
             status: r.status, type: r.type,
@@ -384,11 +399,11 @@ export const cases = {
     async "Counter progress over serverSentEvents"(ep) {
         const s = await ep.session("serverSentEvents");
         // Read until the third progress message is in, at most 15 s.
-        const stream = ep.request("/connect" + s.q(), { readFor: 15000, until: (body) => (body.match(/"I":"P\|0"/g) ?? []).length >= 3 });
-        await sleep(300);
+        const stream = ep.stream("/connect" + s.q(), { readFor: 15000, until: (body) => (body.match(/"I":"P\|0"/g) ?? []).length >= 3 });
+        await stream.ready;
         await ep.request("/start" + s.q());
         const send = await ep.request("/send" + s.q(), { method: "POST", form: { data: '{"H":"chathub","M":"Counter","A":[3,10],"I":0}' } });
-        const r = await stream;
+        const r = await stream.answer;
         const progress = sseData(r.body).map((f) => { try { return JSON.parse(f); } catch { return null; } })
             .filter((m) => m && m.M).flatMap((m) => m.M).filter((m) => m.P || (typeof m.I === "string" && m.I.startsWith("P|")));
         return { send: `${send.status} ${send.body}`, progress: progress.map((m) => JSON.stringify(m)) };
@@ -425,14 +440,16 @@ export const cases = {
 
     async "reconnect serverSentEvents with messageId"(ep) {
         const s = await ep.session("serverSentEvents");
-        const firstStream = ep.request("/connect" + s.q(), { readFor: 1200 });
-        await sleep(300);
+        // Read until OnConnected's welcome is in (the last frame before the broadcast), at most 15 s.
+        const firstStream = ep.stream("/connect" + s.q(), { readFor: 15000, until: (body) => body.includes('"M":"welcome"') });
+        await firstStream.ready;
         await ep.request("/start" + s.q());
-        const first = await firstStream;
+        const first = await firstStream.answer;
         const frames = sseData(first.body).map((f) => { try { return JSON.parse(f); } catch { return null; } }).filter(Boolean);
         const cursor = frames.length ? frames[frames.length - 1].C : "";
         await ep.request("/send" + s.q(), { method: "POST", form: { data: '{"H":"chathub","M":"Broadcast","A":["while-away"],"I":0}' } });
-        const again = await ep.request("/reconnect" + s.q({ messageId: cursor }), { readFor: 1500 });
+        // Read until the replayed broadcast is in, at most 15 s.
+        const again = await ep.request("/reconnect" + s.q({ messageId: cursor }), { readFor: 15000, until: (body) => body.includes("while-away") });
         await ep.request("/abort" + s.q(), { method: "POST", form: {} });
         return { status: again.status, frames: sseData(again.body).map((f) => normalize(f, s)) };
     },
@@ -478,20 +495,23 @@ export const cases = {
             await new Promise((resolve, reject) => { ws.on("open", resolve); ws.on("error", reject); });
             await ep.request("/start" + s.q());
             for (const m of messages) ws.send(JSON.stringify(m));
-            await sleep(1500);
+            // Every result, and both progress messages of Counter (the last call), at most 20 s.
+            const progress = () => pushes.filter((p) => p.startsWith('{"I":"P|7"')).length;
+            await pollUntil(() => [Object.keys(results).length, progress()], ([r, p]) => r >= messages.length && p >= 2,
+                "every hub result and Counter's two progress messages", 20000);
             ws.close();
         } else {
             // Read until both progress messages of Counter (the last call) are in: on a loaded
             // machine they may come seconds later.
-            const stream = ep.request("/connect" + s.q({ tid: "1" }),
+            const stream = ep.stream("/connect" + s.q({ tid: "1" }),
                 { readFor: 20000, until: (body) => (body.match(/"I":"P\|7"/g) ?? []).length >= 2 });
-            await sleep(300);
+            await stream.ready;
             await ep.request("/start" + s.q());
             for (const m of messages) {
                 const r = await ep.request("/send" + s.q(), { method: "POST", form: { data: JSON.stringify(m) } });
                 onFrame(r.body);
             }
-            const r = await stream;
+            const r = await stream.answer;
             for (const f of sseData(r.body)) onFrame(f);
         }
         await ep.request("/abort" + s.q(), { method: "POST", form: {} });

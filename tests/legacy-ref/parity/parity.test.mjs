@@ -76,3 +76,20 @@ test("/send results and errors over longPolling: hub results, the 500s of a /sen
     assert.equal(a["GET /send"], '200 {"R":3,"I":"13"}');
     assert.deepEqual(b, a);
 });
+
+test("unknown paths under /signalr: 400 Protocol error: Unknown transport., no Content-Type, nosniff", T, async () => {
+    const [a, b] = await both("unknown path under /signalr");
+    assert.deepEqual(a, {
+        "/nothing": "400 null nosniff Protocol error: Unknown transport.",
+        "/negotiate/extra": "400 null nosniff Protocol error: Unknown transport.",
+        "/": "400 null nosniff Protocol error: Unknown transport.",
+    });
+    assert.deepEqual(b, a);
+});
+
+// The status only: the body of a 404 outside /signalr is the host's, not SignalR's (README row 28).
+test("a path outside /signalr: 404", T, async () => {
+    const [a, b] = await both("path outside /signalr");
+    assert.equal(a.status, 404);
+    assert.equal(b.status, a.status);
+});

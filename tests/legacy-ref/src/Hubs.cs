@@ -10,7 +10,9 @@
 //               then completes with no result.
 //   Sum         a client-to-server stream: no legacy equivalent, not provided.
 //   AskClient   a client result (.NET 7+): no legacy equivalent, not provided.
-//   AbortMe     Context.Abort(): a legacy hub cannot end its connection, not provided.
+//   AbortMe     Context.Abort(): the legacy Hub API has no public way to end its own connection
+//               (the abort command is internal to SignalR.Core), not provided; no legacy
+//               scenario calls it.
 //   WhoAmI      "transport" is the legacy transport name from the query string (webSockets,
 //               serverSentEvents, longPolling, foreverFrame) rather than Core's HttpTransportType.
 using System;
@@ -87,6 +89,17 @@ namespace SignalrRelay.LegacyRef
             };
         }
 
+        public static Dictionary<string, object> DescribeRequest(HubCallerContext context)
+        {
+            object remote;
+            context.Request.Environment.TryGetValue("server.RemoteIpAddress", out remote);
+            return new Dictionary<string, object>
+            {
+                { "cookie", ValueOrNull(context.Headers["Cookie"]) },
+                { "remoteAddress", remote as string },
+            };
+        }
+
         private static string ValueOrNull(string value) { return string.IsNullOrEmpty(value) ? null : value; }
     }
 
@@ -145,6 +158,11 @@ namespace SignalrRelay.LegacyRef
         public string GetStreamStatus() { return Observations.StreamStatusOf(Context.ConnectionId); }
 
         public Dictionary<string, object> WhoAmI() { return Observations.Describe(Context, "chat"); }
+
+        // The backend's RequestDetails: the Cookie header of the request that runs the hub call
+        // (over serverSentEvents and longPolling the /send, which carries the page's cookies) and
+        // the peer's address as the host saw it.
+        public Dictionary<string, object> RequestDetails() { return Observations.DescribeRequest(Context); }
 
         public Dictionary<string, object> GetDisconnectInfo(string connectionId) { return Observations.DescribeDisconnect(connectionId); }
 

@@ -72,11 +72,11 @@ test("JSONP off: 403 empty; no CORS: OPTIONS is served as a plain negotiate, no 
 
 test("paths: anything unknown under /signalr is 400 Unknown transport; outside it 404", T, async () => {
     assert.deepEqual(await observe("unknown path under /signalr"), {
-        "/nothing": "400 Protocol error: Unknown transport.",
-        "/negotiate/extra": "400 Protocol error: Unknown transport.",
-        "/": "400 Protocol error: Unknown transport.",
+        "/nothing": "400 null nosniff Protocol error: Unknown transport.",
+        "/negotiate/extra": "400 null nosniff Protocol error: Unknown transport.",
+        "/": "400 null nosniff Protocol error: Unknown transport.",
     });
-    assert.deepEqual(await observe("path outside /signalr"), { status: 404 });
+    assert.deepEqual(await observe("path outside /signalr"), { status: 404, type: null, body: "" });
 });
 
 test("serverSentEvents: initialized, the init message with S:1, the OnConnected push, a broadcast", T, async () => {

@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
-import { after, before, test } from "node:test";
+import { after, before, test } from "../../../lib/test.mjs";
 import { fileURLToPath } from "node:url";
 import { withTimeout } from "../../../lib/common.mjs";
 import { EXPECTED_TRANSPORT, LEGACY_URL, PAGE_MODE, STEP_TIMEOUT_MS, TRANSPORT, checkEnvironment, probeLegacyServer } from "../lib/harness.mjs";
@@ -34,11 +34,11 @@ before(async () => {
         "jquery.signalR.js": { type: js, body: await file("node_modules/signalr/jquery.signalR.js") },
     };
     browser = await launchChromium();
-});
+}, { timeout: 60000 }); // negotiate probe (5 s) and Chromium's launch (30 s) on a loaded machine
 
 after(async () => {
     await browser?.close().catch(() => {});
-});
+}, { timeout: 30000 });
 
 test("GET /hubs: 200 JavaScript with a proxy per hub", { skip, timeout: 30000 }, async () => {
     const r = await fetch(`${LEGACY_URL}/hubs`);

@@ -25,6 +25,9 @@ function cMask(lines, negotiate) {
     return new Promise((resolve, reject) => {
         const child = spawn(REPLAY_BIN, ["mask", "--reference", ...(negotiate ? ["--negotiate"] : [])]);
         let out = "", err = "";
+        // Decoded as one stream: a multi-byte character split between two pipe reads stays whole.
+        child.stdout.setEncoding("utf8");
+        child.stderr.setEncoding("utf8");
         child.stdout.on("data", (d) => (out += d));
         child.stderr.on("data", (d) => (err += d));
         child.on("error", reject);
