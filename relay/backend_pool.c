@@ -276,6 +276,37 @@ size_t backend_pool_reachable(const struct backend_pool *pool)
     return n;
 }
 
+static void readyz_line(const struct backend_instance *in, uint64_t now, struct buf *out)
+{
+    char state[128];
+    if (in->draining)
+        snprintf(state, sizeof state, "draining (no new clients)");
+    else if (in->backoff_until > now)
+        snprintf(state, sizeof state, "backed off for another %.1f s (%u failure%s in a row)",
+                 (double)(in->backoff_until - now) / 1000.0, in->failures_in_row, in->failures_in_row == 1 ? "" : "s");
+    else if (in->failures_in_row)
+        snprintf(state, sizeof state, "not reachable (its last connection or probe failed; the next client tries it)");
+    else
+        snprintf(state, sizeof state, "up");
+    char line[1536];
+    int len = snprintf(line, sizeof line, "  backend %s: %s, %llu active link%s\n", in->target.url, state,
+                       (unsigned long long)in->active, in->active == 1 ? "" : "s");
+    if (len > 0 && (size_t)len < sizeof line)
+        buf_append(out, line, (size_t)len);
+}
+
+void backend_pool_render_readyz(const struct backend_pools *pools, const struct backend_pool *pool, uint64_t now,
+                                struct buf *out)
+{
+    for (size_t i = 0; i < pool->count; i++)
+        readyz_line(pool->members[i], now, out);
+    for (const struct list_node *n = pools->instances.next; n != &pools->instances; n = n->next) {
+        const struct backend_instance *in = list_container_of(n, const struct backend_instance, link);
+        if (in->draining && in->active > 0 && strcmp(in->hub, pool->name) == 0)
+            readyz_line(in, now, out);
+    }
+}
+
 void backend_pools_render_metrics(const struct backend_pools *pools, uint64_t now, struct buf *out)
 {
     for (const struct list_node *n = pools->instances.next; n != &pools->instances; n = n->next) {

@@ -119,6 +119,13 @@ void backend_instance_worked(struct backend_instance *in);
  * to it worked, or none was tried yet. */
 size_t backend_pool_reachable(const struct backend_pool *pool);
 
+/* /readyz's lines for one pool: its members in configured order, then the draining instances of
+ * the same hub that still hold connections, each "  backend URL: STATE, N active links\n", STATE
+ * one of "up", "backed off for another S s (F failures in a row)", "not reachable (...)" (its
+ * backoff is over but the last connection or probe failed: the next client tries it), "draining". */
+void backend_pool_render_readyz(const struct backend_pools *pools, const struct backend_pool *pool, uint64_t now,
+                                struct buf *out);
+
 /* Per-instance lines for /metrics (Prometheus text), draining instances with connections too. */
 void backend_pools_render_metrics(const struct backend_pools *pools, uint64_t now, struct buf *out);
 

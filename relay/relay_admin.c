@@ -33,6 +33,7 @@ static int serve_readyz(struct relay *relay, struct lws *wsi)
     struct buf out;
     buf_init(&out);
     bool ready = true;
+    uint64_t now = clock_now_ms();
     const struct backend_pools *pools = &relay->backends.pools;
     for (const struct list_node *node = pools->hubs.next; node != &pools->hubs; node = node->next) {
         const struct backend_pool *p = list_container_of(node, const struct backend_pool, link);
@@ -44,6 +45,7 @@ static int serve_readyz(struct relay *relay, struct lws *wsi)
         int n = snprintf(line, sizeof line, "hub %s: %s (%zu of %zu backend instance%s reachable)\n", p->name,
                          reachable ? "ready" : "not ready", reachable, p->count, p->count == 1 ? "" : "s");
         buf_append(&out, line, n > 0 ? (size_t)n : 0);
+        backend_pool_render_readyz(pools, p, now, &out);
     }
     /* Service mode: each hub an app has connected, ready while it has a server connection. */
     for (const struct list_node *node = relay->service.hubs.next; relay->service.enabled && node != &relay->service.hubs;

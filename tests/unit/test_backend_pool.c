@@ -111,9 +111,46 @@ static void test_reload(void)
     config_free(&two);
 }
 
+/* /readyz's instance lines: members in configured order (up, backed off, not reachable), then a
+ * draining instance of the hub that still has connections. */
+static void test_readyz_lines(void)
+{
+    struct relay_config one, two;
+    parse(&one, "chat=http://a:1/chat,http://b:1/chat,http://c:1/chat", NULL);
+    parse(&two, "chat=http://b:1/chat,http://c:1/chat", NULL);
+    struct backend_pools pools;
+    backend_pools_init(&pools);
+    CHECK(backend_pools_apply(&pools, &one, NULL, NULL));
+    struct backend_pool *chat = backend_pool_of(&pools, "chat");
+    struct backend_instance *a = chat->members[0], *b = chat->members[1], *c = chat->members[2];
+    a->active = 1;
+    b->active = 2;
+    backend_instance_failed(b, 1000);
+    backend_instance_failed(c, 0);
+    CHECK(backend_pools_apply(&pools, &two, NULL, NULL)); /* a drains, with its one link; at 2500 b's backoff has 0.5 s left, c's is over */
+    struct buf out;
+    buf_init(&out);
+    backend_pool_render_readyz(&pools, backend_pool_of(&pools, "chat"), 2500, &out);
+    CHECK_BYTES(out.data, out.len, "  backend http://b:1/chat: backed off for another 0.5 s (1 failure in a row), 2 active links\n"
+                           "  backend http://c:1/chat: not reachable (its last connection or probe failed; the next client tries it), 0 active links\n"
+                           "  backend http://a:1/chat: draining (no new clients), 1 active link\n");
+    buf_free(&out);
+    a->active = 0; /* a draining instance without connections is no longer listed */
+    backend_instance_worked(b);
+    buf_init(&out);
+    backend_pool_render_readyz(&pools, backend_pool_of(&pools, "chat"), 2500, &out);
+    CHECK_BYTES(out.data, out.len, "  backend http://b:1/chat: up, 2 active links\n"
+                           "  backend http://c:1/chat: not reachable (its last connection or probe failed; the next client tries it), 0 active links\n");
+    buf_free(&out);
+    backend_pools_free(&pools);
+    config_free(&one);
+    config_free(&two);
+}
+
 int main(void)
 {
     test_pick_and_backoff();
     test_reload();
+    test_readyz_lines();
     return test_main_result("test_backend_pool");
 }

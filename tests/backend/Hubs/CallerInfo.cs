@@ -27,8 +27,9 @@ public static class CallerInfo
     }
 
     // What WhoAmI leaves out (its member set is part of recorded fixtures): the Cookie header as
-    // it arrived, and the TCP peer the server sees (a relay's backend link shows its own source
-    // address there, --backend-source-addresses).
+    // it arrived, the TCP peer the server sees (a relay's backend link shows its own source
+    // address there, --backend-source-addresses), and the port it was reached on (which of
+    // several backend processes served the call: tests/relay/test/backend-instances.test.mjs).
     public static Dictionary<string, object?> DescribeRequest(HubCallerContext context)
     {
         var http = context.GetHttpContext();
@@ -36,6 +37,7 @@ public static class CallerInfo
         {
             ["cookie"] = ValueOrNull(http?.Request.Headers.Cookie.ToString()),
             ["remoteAddress"] = http?.Connection.RemoteIpAddress?.ToString(),
+            ["localPort"] = http?.Connection.LocalPort,
         };
     }
 

@@ -7,6 +7,7 @@
 //   SIGNALR_LEGACY_SERVER=reference  the server is the real 2.x server (tests/legacy-ref):
 //                         hub connection ids are the legacy GUID, shared by all hubs
 //   SIGNALR_LEGACY_TRACE=1  the client's own trace (all levels) on stderr
+//   SIGNALR_LEGACY_INSTANCES=PORT,PORT,...  run Instances.cs (several backend instances) instead
 using SignalrRelay.LegacyDotnet;
 
 string url = (Environment.GetEnvironmentVariable("SIGNALR_LEGACY_URL") ?? "").TrimEnd('/');
@@ -17,7 +18,10 @@ if (url.Length == 0 || !Uri.TryCreate(url, UriKind.Absolute, out var parsed) || 
 }
 string? only = Environment.GetEnvironmentVariable("SIGNALR_LEGACY_ONLY") is { Length: > 0 } o ? o : null;
 
-var scenarios = new Scenarios(url).All()
+// SIGNALR_LEGACY_INSTANCES: the several-instances scenarios instead (Instances.cs).
+string? instancePorts = Environment.GetEnvironmentVariable("SIGNALR_LEGACY_INSTANCES") is { Length: > 0 } ip ? ip : null;
+var scenarios = (instancePorts is null ? new Scenarios(url).All()
+        : new Instances(url, instancePorts, Environment.GetEnvironmentVariable("SIGNALR_LEGACY_VICTIM_PID")).All())
     .Where(s => only is null || s.Name.Contains(only, StringComparison.OrdinalIgnoreCase))
     .ToList();
 

@@ -1,13 +1,14 @@
 // /healthz, /readyz and /metrics: on the public port by default (as /metrics always was), and
 // with --admin-listen only on that address (the public port then answers 404 for them). /readyz
-// answers per hub, 503 once a hub has no backend instance left that the relay could reach.
+// answers per hub, 503 once a hub has no backend instance left that the relay could reach, and
+// under each hub one line per backend instance: its URL, its state and its active links.
 import { test } from "../../lib/test.mjs";
 import assert from "node:assert/strict";
 import http from "node:http";
 import net from "node:net";
 import { freePort } from "../../lib/common.mjs";
 import { startRelay } from "../../lib/process.mjs";
-import { BACKEND_URL, DEAD_PORT, closeServer, httpRequest, listen, pollUntil } from "../lib.mjs";
+import { BACKEND_URL, DEAD_PORT, closeServer, connectRaw, httpRequest, listen, pollUntil } from "../lib.mjs";
 
 test("default: /healthz, /readyz and /metrics on the public port", async () => {
     const relay = await startRelay(["--hub", `chat=${BACKEND_URL}/chat`]);
@@ -17,8 +18,17 @@ test("default: /healthz, /readyz and /metrics on the public port", async () => {
         assert.equal(health.body, "ok");
         const ready = await httpRequest("GET", `${relay.url}/readyz`);
         assert.equal(ready.status, 200, ready.body);
-        assert.equal(ready.body, "ready\nhub chat: ready (1 of 1 backend instance reachable)\n");
+        assert.equal(ready.body, "ready\nhub chat: ready (1 of 1 backend instance reachable)\n" +
+            `  backend ${BACKEND_URL}/chat: up, 0 active links\n`);
         assert.equal((await httpRequest("GET", `${relay.url}/metrics`)).status, 200);
+        // A client's backend link shows in its instance's line.
+        const { client } = await connectRaw({ base: relay.url });
+        try {
+            assert.match((await httpRequest("GET", `${relay.url}/readyz`)).body,
+                new RegExp(`^  backend ${BACKEND_URL}/chat: up, 1 active link$`, "m"));
+        } finally {
+            client.close();
+        }
     } finally {
         await relay.stop();
     }
@@ -41,8 +51,13 @@ test("--admin-listen: admin paths there only; /readyz turns 503 when a hub's bac
         const neg = await httpRequest("POST", `${relay.url}/dead/negotiate?negotiateVersion=1`);
         assert.equal(neg.status, 503, neg.body);
         const after = await pollUntil(() => httpRequest("GET", `${admin}/readyz`), (r) => r.status === 503, "/readyz 503");
-        assert.equal(after.body, "not ready\nhub chat: ready (1 of 1 backend instance reachable)\n" +
-            "hub dead: not ready (0 of 1 backend instance reachable)\n");
+        // The dead instance: backed off after its failure (2 s), or its backoff over and not reachable.
+        assert.match(after.body, new RegExp("^not ready\nhub chat: ready \\(1 of 1 backend instance reachable\\)\n" +
+            `  backend ${BACKEND_URL}/chat: up, 0 active links\n` +
+            "hub dead: not ready \\(0 of 1 backend instance reachable\\)\n" +
+            `  backend http://127.0.0.1:${DEAD_PORT}/chat: ` +
+            "(backed off for another \\d+\\.\\d s \\(\\d+ failures? in a row\\)|not reachable \\(its last connection or probe failed; the next client tries it\\)), 0 active links\n$"),
+            after.body);
         assert.match((await httpRequest("GET", `${admin}/metrics`)).body,
             new RegExp(`^signalr_relay_backend_up\\{hub="dead",backend="http://127.0.0.1:${DEAD_PORT}/chat"\\} 0$`, "m"));
     } finally {

@@ -10,7 +10,9 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { startRelay } from "../../lib/process.mjs";
-import { BACKEND_URL, TIMEOUT_MS, WebSocket, httpRequest, pollUntil, stockConnection, stopAll, withTimeout } from "../lib.mjs";
+import {
+    BACKEND_URL, RS, TIMEOUT_MS, WebSocket, connectRaw, httpRequest, pollUntil, stockConnection, stopAll, withTimeout,
+} from "../lib.mjs";
 
 const A = `${BACKEND_URL}/chat`;
 const B = `${BACKEND_URL.replace("127.0.0.1", "localhost")}/chat`;
@@ -56,6 +58,9 @@ test("SIGHUP: re-pointed and added hubs for new clients, the removed instance dr
         // The established client stays where it is, draining; a new one goes to the new instance.
         const during = await instances(relay);
         assert.deepEqual(during[A], { active: 1, draining: 1 }, JSON.stringify(during));
+        assert.match((await httpRequest("GET", `${relay.url}/readyz`)).body,
+            new RegExp(`^hub chat: ready .*\n  backend ${B}: up, 0 active links\n  backend ${A}: draining \\(no new clients\\), 1 active link$`, "m"),
+            "/readyz lists the draining instance under its hub");
         const second = stockConnection(`${relay.url}/chat`);
         conns.push(second);
         await withTimeout(second.start(), TIMEOUT_MS, "start after the reload");
@@ -156,6 +161,67 @@ test("SIGHUP: legacy clients get added hubs and are refused removed ones; a remo
         assert.equal((await added.invoke("Echo", ["still"], 2)).R, "still", "the other connection is untouched");
     } finally {
         for (const c of open) c.ws.terminate();
+        await relay.stop();
+    }
+});
+
+// Limits and timeouts are read where they are used, not kept per connection (docs/CONFIG.md
+// "Signals"): after a reload that lowers --max-message-size and --keepalive, a new connection and
+// an established one both get pings at the new interval and are closed for a message the old limit
+// allowed; the reload itself closes nobody. Pings: a raw client, which never pings, so only the
+// relay's keep-alive (and the backend's own, forwarded) reach it; the old keep-alive timer of the
+// established connection still fires at its old time, so the rhythm is judged from its second ping.
+const OLD_KEEPALIVE_S = 6;
+const NEW_KEEPALIVE_S = 1;
+// Above the new interval by 3 s of scheduling slack on a loaded 2-core machine, below the old one.
+const NEW_GAP_BOUND_MS = NEW_KEEPALIVE_S * 1000 + 3000;
+
+async function pingGaps(client, count) {
+    const at = [];
+    for (let i = 0; i < count; i++)
+        at.push((await client.next((r) => r.type === 6, OLD_KEEPALIVE_S * 1000 + TIMEOUT_MS, `ping ${i + 1}`)).at);
+    return at.slice(1).map((t, i) => t - at[i]);
+}
+
+async function refusedAsTooLarge(client, text) {
+    client.sendText(JSON.stringify({ type: 1, invocationId: "big", target: "Echo", arguments: [text] }) + RS);
+    const close = await client.next((r) => r.type === 7, TIMEOUT_MS, "a Close record");
+    assert.match(close.error, /maximum message size/, close.error);
+    await client.waitClosed();
+}
+
+test("SIGHUP: a lowered --max-message-size and --keepalive reach new and established connections; nobody is closed by it", async () => {
+    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "reload.")), "relay.json");
+    const write = (max, keepalive) => fs.writeFileSync(file, JSON.stringify({ hubs: { chat: [A] },
+        "max-message-size": max, keepalive }, null, 2));
+    write("256K", OLD_KEEPALIVE_S);
+    const relay = await startRelay(["--config", file]);
+    const open = [];
+    try {
+        const established = (await connectRaw({ base: relay.url })).client;
+        open.push(established);
+        const big = "x".repeat(32 * 1024);
+        assert.equal(await established.invoke("Echo", [big]), big, "32 KB under the 256 KB limit");
+
+        write("16K", NEW_KEEPALIVE_S);
+        await reload(relay, /configuration reloaded/, "the reload");
+        assert.equal(await established.invoke("Echo", ["after"]), "after", "the reload closed nothing");
+        assert.equal(established.closeInfo, null);
+        // The established connection follows the new keep-alive: pings a second apart, not six.
+        const oldGaps = await pingGaps(established, 4);
+        for (const gap of oldGaps.slice(1))
+            assert.ok(gap < NEW_GAP_BOUND_MS, `established: gaps ${oldGaps} ms, bound ${NEW_GAP_BOUND_MS}`);
+        // A new connection: the new interval too.
+        const fresh = (await connectRaw({ base: relay.url })).client;
+        open.push(fresh);
+        const newGaps = await pingGaps(fresh, 3);
+        for (const gap of newGaps)
+            assert.ok(gap < NEW_GAP_BOUND_MS, `new: gaps ${newGaps} ms, bound ${NEW_GAP_BOUND_MS}`);
+        // The new limit: a 32 KB message now closes the new connection and the established one.
+        await refusedAsTooLarge(fresh, big);
+        await refusedAsTooLarge(established, big);
+    } finally {
+        for (const c of open) c.terminate();
         await relay.stop();
     }
 });
