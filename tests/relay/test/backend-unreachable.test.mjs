@@ -3,7 +3,7 @@
 import { test } from "../../lib/test.mjs";
 import assert from "node:assert/strict";
 import {
-    RELAY_URL, DEAD_PORT, RawClient, metrics, negotiate, wsUrl, stockConnection, withTimeout, pollUntil, sleep,
+    RELAY_URL, DEAD_PORT, RawClient, metrics, negotiate, wsUrl, stockConnection, withTimeout, pollUntil,
     TIMEOUT_MS, settledMetrics,
 } from "../lib.mjs";
 
@@ -38,8 +38,12 @@ test("skip-negotiation WebSocket gets a handshake error naming the failure, then
     const client = await RawClient.connect(wsUrl(RELAY_URL, "dead"));
     try {
         // The backend connection fails at once, but a server never speaks before the client's
-        // handshake request: nothing may arrive until it is sent.
-        await sleep(300);
+        // handshake request: nothing may arrive until it is sent. Waiting for the failure in
+        // /metrics (the event an early answer would follow) and then for a WebSocket pong (the
+        // relay read and answered a frame sent after that) gives an early answer its chance.
+        await pollUntil(() => metrics(), (m) => m.backend_failures_total === before.backend_failures_total + 1,
+            "the relay's backend connection for the client to fail", 10000);
+        await client.pingPong();
         assert.equal(client.frames.length, 0, "the relay answered a handshake that was not sent yet");
         const answer = await client.handshake();
         assert.equal(typeof answer.error, "string", JSON.stringify(answer));
