@@ -6,7 +6,7 @@
 // fills up. While its socket is paused the client keeps sending a fire-and-forget call twice a
 // second: the relay must keep hearing it, or its dead-socket rule (nothing heard for three
 // keep-alive intervals) would close the socket and the test would measure that instead.
-import { test } from "node:test";
+import { test } from "../../lib/test.mjs";
 import assert from "node:assert/strict";
 import { RELAY_PID, MAX_MESSAGE_BYTES, LegacyClient, metrics, pollUntil, rssBytes, sleep } from "../lib.mjs";
 
