@@ -31,11 +31,13 @@ after(() => {
 });
 
 // Waits for the relay's next request to the hung backend and returns it: the first connection
-// from index `count` on that carries one and was not returned before (the relay's TCP probes,
-// --probe-interval, open connections that carry nothing).
+// from index `count` on that carries one and was not returned before. The relay's probes
+// (--probe-interval: a GET of the hub path with User-Agent signalr-relay-probe) are not it.
 const returned = new Set();
+const isProbe = (data) => /\r\nUser-Agent: signalr-relay-probe\r\n/i.test(data);
 async function nextBackendRequest(count, what) {
-    const found = await pollUntil(() => sockets.slice(count).find((s) => !returned.has(s) && /\r\n\r\n/.test(s.data)),
+    const found = await pollUntil(() => sockets.slice(count).find((s) => !returned.has(s) && /\r\n\r\n/.test(s.data) &&
+        !isProbe(s.data)),
         (s) => s !== undefined, what, 10000);
     returned.add(found);
     return found;
