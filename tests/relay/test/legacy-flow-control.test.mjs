@@ -36,7 +36,11 @@ test("a legacy client that stops reading: bounded relay memory, hub reading paus
             client.ws.send(JSON.stringify({ H: "chathub", M: "Repeat", A: [piece(i), COUNT], I: i }));
 
         // The relay stops taking bytes from the hub (or, without flow control, runs out of them).
-        // Only the relay's own keep-alive frames ({}, 2 bytes a second) may still move.
+        // Only the relay's own keep-alive frames ({}, 2 bytes a second) may still move. First the
+        // pause itself (counted in /metrics): on a loaded machine the first half second may see
+        // nothing move only because the calls have not reached the hub yet.
+        await pollUntil(() => metrics(), (m) => m.flow_control_pauses_total > before.flow_control_pauses_total,
+            "the relay to pause reading from the hub", 60000);
         let stalled = await metrics();
         await pollUntil(async () => {
             const previous = stalled;
