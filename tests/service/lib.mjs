@@ -62,7 +62,12 @@ export async function connect({ user, protocol = "json", hub = "board", appUrl =
         client.events.push(["reconnecting", error ? String(error.message || error) : null]);
         note();
     });
-    await withTimeout(connection.start(), TIMEOUT_MS, `${user || "anonymous"} (${protocol}) to start`);
+    try {
+        await withTimeout(connection.start(), TIMEOUT_MS, `${user || "anonymous"} (${protocol}) to start`);
+    } catch (e) {
+        connection.stop().catch(() => {}); // a start that comes late must not keep the test file running
+        throw e;
+    }
     client.id = connection.connectionId;
     return client;
 }
