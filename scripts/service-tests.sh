@@ -177,7 +177,7 @@ if [ -z "${SERVICE_TESTS:-}" ]; then
     dotnet_log="$log_dir/dotnet-client.log"
     APP_URL=$APP_URL timeout 180 dotnet "$DOTNET_CLIENT_DIR/bin/Release/net10.0/signalr-service-client-dotnet.dll" \
         >"$dotnet_log" 2>&1
-    count_client_run "$dotnet_log" $? "^(ok|FAILED) "
+    count_client_run "$dotnet_log" $? "^(PASS|FAIL) "
     # The stock legacy .NET client (Microsoft.AspNet.SignalR.Client 2.4.2) at the relay's /signalr.
     legacy_log="$log_dir/legacy-dotnet-client.log"
     RELAY_URL=$RELAY_URL APP_URL=$APP_URL timeout 200 dotnet \

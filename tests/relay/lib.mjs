@@ -281,6 +281,19 @@ export class RawClient {
 
     sendText(text) { this.ws.send(text); }
 
+    // Two WebSocket pings, each sent when the pong of the one before came: the peer has read all
+    // that was sent before, and whatever it had queued for this socket by then came before the
+    // second pong (lws may send a pong ahead of a message already waiting, not ahead of two).
+    // A socket that closes meanwhile answers no ping: this returns then, and the caller's checks
+    // say what came before the close.
+    async pingPong(timeoutMs = TIMEOUT_MS) {
+        for (let i = 0; i < 2 && this.ws.readyState === WebSocket.OPEN; i++) {
+            const pong = new Promise((resolve) => this.ws.once("pong", resolve));
+            this.ws.ping();
+            await withTimeout(Promise.race([pong, this.closed]), timeoutMs, "the pong");
+        }
+    }
+
     send(message) {
         if (this.protocol === "messagepack") this.ws.send(msgpackRecord(message));
         else this.ws.send(JSON.stringify(message) + RS);

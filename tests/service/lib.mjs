@@ -4,7 +4,6 @@
 // recorders of what each client receives, /metrics, and extra app processes a test may start
 // and kill. Every wait has a timeout, so a missing message fails a test instead of hanging it.
 import { spawn } from "node:child_process";
-import net from "node:net";
 import * as signalR from "@microsoft/signalr";
 import { MessagePackHubProtocol } from "@microsoft/signalr-protocol-msgpack";
 
@@ -25,8 +24,8 @@ export const SERVICE_KEY = required("SERVICE_KEY");
 // hub `lboard` (--app-negotiate lboard=http://127.0.0.1:LEGACY_APP_PORT/board).
 export const LEGACY_APP_PORT = Number(process.env.LEGACY_APP_PORT || 0);
 // The bounded waits every node suite shares (tests/lib/common.mjs).
-export { TIMEOUT_MS, sleep, withTimeout, pollUntil } from "../lib/common.mjs";
-import { TIMEOUT_MS, sleep, withTimeout, pollUntil } from "../lib/common.mjs";
+export { TIMEOUT_MS, sleep, withTimeout, pollUntil, freePort } from "../lib/common.mjs";
+import { TIMEOUT_MS, withTimeout, pollUntil, freePort } from "../lib/common.mjs";
 
 // The client methods the Board hub calls.
 const BOARD_METHODS = ["welcome", "joined", "left", "private", "userMessage", "broadcast", "groupMessage"];
@@ -63,7 +62,12 @@ export async function connect({ user, protocol = "json", hub = "board", appUrl =
         client.events.push(["reconnecting", error ? String(error.message || error) : null]);
         note();
     });
-    await withTimeout(connection.start(), TIMEOUT_MS, `${user || "anonymous"} (${protocol}) to start`);
+    try {
+        await withTimeout(connection.start(), TIMEOUT_MS, `${user || "anonymous"} (${protocol}) to start`);
+    } catch (e) {
+        connection.stop().catch(() => {}); // a start that comes late must not keep the test file running
+        throw e;
+    }
     client.id = connection.connectionId;
     return client;
 }
@@ -92,6 +96,30 @@ export function messages(client, method, text) {
     return client.got.filter((m) => m[0] === method && m[m.length - 1] === text);
 }
 
+// The positive barrier before an absence check ("X did not get M"): `sender` sends a marker
+// to each client of `recipients` ("private", Clients.Client(id)), and this waits until each
+// got its own. Call it only once the clients that must get M got it: the relay has then handled
+// M (it handles a message whole), and whatever it delivers to one client leaves in order on
+// that client's socket, so a copy of M wrongly sent to a recipient would have come before the
+// marker. That makes "not in `got`" a fact, not a bet on a fixed sleep. sender: a client (its
+// hub call SendToConnection) or an app's URL (POST /test/board/connection/ID, from outside a hub
+// call, as the app's own IHubContext sends).
+let markers = 0;
+export async function marker(sender, ...recipients) {
+    await Promise.all(recipients.map(async (r) => {
+        const text = `marker-${++markers}`;
+        if (typeof sender === "string") {
+            const res = await fetch(`${sender}/test/board/connection/${encodeURIComponent(r.id)}?message=${text}`,
+                { method: "POST" });
+            if (res.status !== 200) throw new Error(`POST ${sender}/test/board/connection: HTTP ${res.status}`);
+        } else {
+            await withTimeout(sender.connection.invoke("SendToConnection", r.id, text), TIMEOUT_MS,
+                `${sender.user}'s marker to ${r.user}`);
+        }
+        await waitFor(r, (m) => m[0] === "private" && m[2] === text, `the marker ${text}`);
+    }));
+}
+
 export async function stopAll(...clients) {
     await Promise.all(clients.filter(Boolean).map((c) => c.connection.stop().catch(() => {})));
 }
@@ -105,17 +133,6 @@ export async function metrics() {
         if (m) values[m[1]] = Number(m[2]);
     }
     return values;
-}
-
-export function freePort() {
-    return new Promise((resolve, reject) => {
-        const srv = net.createServer();
-        srv.listen(0, "127.0.0.1", () => {
-            const { port } = srv.address();
-            srv.close(() => resolve(port));
-        });
-        srv.on("error", reject);
-    });
 }
 
 // Another process of the test app against the relay, with extra --ServiceApp:X=Y options; ready

@@ -8,7 +8,7 @@ import net from "node:net";
 import http from "node:http";
 import {
     RELAY_URL, HUNG_PORT, NEGOTIATE_TIMEOUT_MS, RawClient, WebSocket, cpuShareOver, httpRequest, metrics, pollUntil,
-    sleep, wsUrl, withTimeout, TIMEOUT_MS, RS, settledMetrics,
+    wsUrl, withTimeout, TIMEOUT_MS, RS, settledMetrics,
 } from "../lib.mjs";
 
 let server;
@@ -31,11 +31,13 @@ after(() => {
 });
 
 // Waits for the relay's next request to the hung backend and returns it: the first connection
-// from index `count` on that carries one and was not returned before (the relay's TCP probes,
-// --probe-interval, open connections that carry nothing).
+// from index `count` on that carries one and was not returned before. The relay's probes
+// (--probe-interval: a GET of the hub path with User-Agent signalr-relay-probe) are not it.
 const returned = new Set();
+const isProbe = (data) => /\r\nUser-Agent: signalr-relay-probe\r\n/i.test(data);
 async function nextBackendRequest(count, what) {
-    const found = await pollUntil(() => sockets.slice(count).find((s) => !returned.has(s) && /\r\n\r\n/.test(s.data)),
+    const found = await pollUntil(() => sockets.slice(count).find((s) => !returned.has(s) && /\r\n\r\n/.test(s.data) &&
+        !isProbe(s.data)),
         (s) => s !== undefined, what, 10000);
     returned.add(found);
     return found;
@@ -57,12 +59,12 @@ test("negotiate abandoned by its client, answered late by the backend: nothing i
     req.end();
     const backendRequest = await nextBackendRequest(n, "the relay's negotiate to the hung backend");
     assert.match(backendRequest.data, /^POST \/chat\/negotiate\?negotiateVersion=1 HTTP\/1\.1\r\n/);
-    await sleep(200);
-    assert.equal(backendRequest.closedAt, null, "the relay gave up on the backend by itself");
     req.destroy(); // the client gives up
     // Its hang-up is input the relay does not read before the answer: it must not wake for it in a loop.
     const busy = await cpuShareOver(1000);
     assert.ok(busy < 0.5, `the relay used ${Math.round(busy * 100)} % of a CPU while the abandoned negotiate waited`);
+    // Still waiting for the backend then (so the close below is the answer's doing):
+    assert.equal(backendRequest.closedAt, null, "the relay gave up on the backend by itself");
     backendRequest.socket.write(NEGOTIATE_ANSWER); // the backend answers late
     await pollUntil(() => backendRequest.closedAt, (t) => t !== null, "the relay to close its backend request", 10000);
     await pollUntil(() => metrics(), (m) => m.negotiations_pending === start.negotiations_pending &&
@@ -89,7 +91,8 @@ for (const phase of ["negotiating", "linking"]) {
             assert.equal(decodeURIComponent(line[1]), "hung-token");
             assert.match(pending.data, /\r\nupgrade: websocket\r\n/i);
         }
-        await sleep(200);
+        // The relay reads and answers the client's socket meanwhile (pongs): it is waiting, not stuck.
+        await client.pingPong();
         assert.equal(pending.closedAt, null, "the relay gave up on the backend by itself");
         assert.deepStrictEqual(client.frames, [], "no answer can have come yet");
         client.terminate();
@@ -123,8 +126,12 @@ test("legacy start abandoned while its backend link negotiates: no busy loop, no
         backendRequest = await nextBackendRequest(n, "the relay's negotiate to the hung backend");
         const req = http.request(`${base}/start?${query}`, { agent: false });
         req.on("error", () => {});
+        const sent = new Promise((resolve) => req.on("finish", resolve));
         req.end();
-        await sleep(200);
+        // The /start is written; a later request answered means the relay's loop went past the
+        // socket it came on (nothing counts a waiting /start to wait for).
+        await withTimeout(sent, TIMEOUT_MS, "the /start to be written");
+        await metrics();
         req.destroy(); // the client gives up on its start
         const busy = await cpuShareOver(1000);
         assert.ok(busy < 0.5, `the relay used ${Math.round(busy * 100)} % of a CPU while the abandoned start waited`);

@@ -4,7 +4,7 @@
 import { test } from "../../lib/test.mjs";
 import assert from "node:assert/strict";
 import {
-    RELAY_URL, BACKEND_URL, HANDSHAKE_TIMEOUT_MS, RS, RawClient, metrics, pollUntil, wsUrl, sleep, settledMetrics,
+    RELAY_URL, BACKEND_URL, HANDSHAKE_TIMEOUT_MS, RS, RawClient, metrics, pollUntil, wsUrl, settledMetrics,
 } from "../lib.mjs";
 
 // Sends `frames` (strings, each one WebSocket message) on a fresh skip-negotiation connection to
@@ -67,7 +67,7 @@ test("a handshake split over two WebSocket frames is accepted", async () => {
         const client = await RawClient.connect(wsUrl(base, "chat"));
         try {
             client.sendText('{"protocol":"json",');
-            await sleep(100);
+            await client.pingPong(); // the server has read the half (and the ping after it)
             assert.equal(client.frames.length, 0, "answered half a handshake");
             client.sendText('"version":1}' + RS);
             const answer = await client.next((r) => r.type === "handshake", 5000, "the handshake answer");

@@ -1,6 +1,7 @@
 // Service-mode scenarios with the stock .NET client (Microsoft.AspNetCore.SignalR.Client), JSON
 // and MessagePack: APP_URL is the test app (tests/service-app), whose negotiate redirects to the
-// relay. Prints one line per scenario and `N passed, N failed` last; exit status 1 on a failure.
+// relay. One line per scenario, then "N passed, M failed", exit status 1 on a failure
+// (tests/lib/Runner.cs; the assertions are tests/lib/Check.cs).
 using System.Collections.Concurrent;
 using Microsoft.AspNetCore.Http.Connections;
 using Microsoft.AspNetCore.SignalR.Client;
@@ -9,7 +10,7 @@ using Microsoft.Extensions.DependencyInjection;
 var appUrl = Environment.GetEnvironmentVariable("APP_URL")
              ?? throw new InvalidOperationException("APP_URL is not set: run through scripts/service-tests.sh");
 var timeout = TimeSpan.FromSeconds(10);
-int passed = 0, failed = 0;
+int markers = 0;
 
 async Task<Client> Connect(string user, bool messagePack)
 {
@@ -27,25 +28,18 @@ async Task<Client> Connect(string user, bool messagePack)
     return client;
 }
 
-async Task Scenario(string name, Func<Task> body)
+// The positive barrier before an absence check (as tests/service/lib.mjs marker()): once the
+// clients that must get a message got it, `sender` sends a marker to each recipient and this waits
+// for it. The relay handles a message whole and delivers to one client in order, so a copy of
+// the message wrongly sent to a recipient would have arrived before its marker.
+async Task Marker(Client sender, params Client[] recipients)
 {
-    try
+    foreach (var r in recipients)
     {
-        await body().WaitAsync(TimeSpan.FromSeconds(30));
-        passed++;
-        Console.WriteLine($"ok      dotnet {name}");
+        var text = $"marker-{++markers}";
+        await sender.Connection.InvokeAsync("SendToConnection", r.Connection.ConnectionId, text).WaitAsync(timeout);
+        await r.WaitFor(x => x.Method == "private" && x.Args[1] == text, $"the marker {text}", timeout);
     }
-    catch (Exception e)
-    {
-        failed++;
-        Console.WriteLine($"FAILED  dotnet {name}: {e.GetType().Name}: {e.Message}");
-    }
-}
-
-void Check(bool condition, string what)
-{
-    if (!condition)
-        throw new Exception(what);
 }
 
 async Task StopAll(params Client[] clients)
@@ -54,24 +48,25 @@ async Task StopAll(params Client[] clients)
         await c.Connection.DisposeAsync();
 }
 
+var scenarios = new List<(string, Func<Task>)>();
 foreach (var messagePack in new[] { false, true })
 {
     var protocol = messagePack ? "messagepack" : "json";
-    await Scenario($"{protocol}: calls, the welcome, a large answer", async () =>
+    scenarios.Add(($"dotnet {protocol}: calls, the welcome, a large answer", async () =>
     {
         var a = await Connect($"dn-echo-{protocol}", messagePack);
         try
         {
-            Check(await a.Connection.InvokeAsync<int>("Add", 2, 40) == 42, "Add");
-            Check(await a.Connection.InvokeAsync<string>("Echo", "héllo") == "héllo", "Echo");
-            Check((await a.Connection.InvokeAsync<string>("Repeat", "ab", 35000)).Length == 70000, "Repeat");
+            Check.Equal(42, await a.Connection.InvokeAsync<int>("Add", 2, 40), "Add");
+            Check.Equal("héllo", await a.Connection.InvokeAsync<string>("Echo", "héllo"), "Echo");
+            Check.Equal(70000, (await a.Connection.InvokeAsync<string>("Repeat", "ab", 35000)).Length, "Repeat");
             await a.WaitFor(m => m.Method == "welcome" && m.Args[0] == a.Connection.ConnectionId, "the welcome", timeout);
         }
         finally { await StopAll(a); }
-    });
+    }));
 }
 
-await Scenario("a group send reaches exactly its members, JSON and MessagePack", async () =>
+scenarios.Add(("dotnet a group send reaches exactly its members, JSON and MessagePack", async () =>
 {
     var a = await Connect("dn-g-a", false);
     var b = await Connect("dn-g-b", true);
@@ -86,15 +81,15 @@ await Scenario("a group send reaches exactly its members, JSON and MessagePack",
         await b.Connection.InvokeAsync("RemoveFromGroup", "dn-room");
         await c.Connection.InvokeAsync("SendToGroup", "dn-room", "after leave");
         await a.WaitFor(x => x.Method == "groupMessage" && x.Args[2] == "after leave", "the second group message", timeout);
-        await Task.Delay(300);
-        Check(!c.Got.Any(x => x.Method == "groupMessage"), "the non-member got the group message");
-        Check(!b.Got.Any(x => x.Method == "groupMessage" && x.Args[2] == "after leave"), "b got a message after leaving");
-        Check(a.Got.Count(x => x.Method == "groupMessage" && x.Args[2] == "hello dn") == 1, "a got it once");
+        await Marker(c, a, b, c);
+        Check.True(!c.Got.Any(x => x.Method == "groupMessage"), "the non-member got the group message");
+        Check.True(!b.Got.Any(x => x.Method == "groupMessage" && x.Args[2] == "after leave"), "b got a message after leaving");
+        Check.Equal(1, a.Got.Count(x => x.Method == "groupMessage" && x.Args[2] == "hello dn"), "a's copies of the group message");
     }
     finally { await StopAll(a, b, c); }
-});
+}));
 
-await Scenario("a user with three connections gets Clients.User on all three", async () =>
+scenarios.Add(("dotnet a user with three connections gets Clients.User on all three", async () =>
 {
     var mine = new[] { await Connect("dn-user", false), await Connect("dn-user", true), await Connect("dn-user", false) };
     var other = await Connect("dn-other", true);
@@ -103,13 +98,13 @@ await Scenario("a user with three connections gets Clients.User on all three", a
         await other.Connection.InvokeAsync("SendToUser", "dn-user", "to dn-user");
         foreach (var c in mine)
             await c.WaitFor(x => x.Method == "userMessage" && x.Args[1] == "to dn-user", "the user message", timeout);
-        await Task.Delay(300);
-        Check(!other.Got.Any(x => x.Method == "userMessage"), "the sender got the user message");
+        await Marker(other, other);
+        Check.True(!other.Got.Any(x => x.Method == "userMessage"), "the sender got the user message");
     }
     finally { await StopAll(mine.Append(other).ToArray()); }
-});
+}));
 
-await Scenario("AbortMe closes the caller", async () =>
+scenarios.Add(("dotnet AbortMe closes the caller", async () =>
 {
     var a = await Connect("dn-abort", true);
     try
@@ -118,10 +113,9 @@ await Scenario("AbortMe closes the caller", async () =>
         await a.ClosedWith.Task.WaitAsync(timeout);
     }
     finally { await StopAll(a); }
-});
+}));
 
-Console.WriteLine($"{passed} passed, {failed} failed");
-return failed == 0 ? 0 : 1;
+return await Runner.Run(scenarios, TimeSpan.FromSeconds(60));
 
 record Message(string Method, string?[] Args);
 
@@ -152,7 +146,7 @@ class Client
             var left = deadline - DateTime.UtcNow;
             if (left <= TimeSpan.Zero || !await _arrived.WaitAsync(left))
                 if (!Queue.Any(match))
-                    throw new TimeoutException($"{User}: no {what}; got {string.Join(", ", Queue.Select(m => m.Method))}");
+                    throw new CheckFailed($"{User}: no {what}; got {string.Join(", ", Queue.Select(m => m.Method))}");
         }
     }
 }

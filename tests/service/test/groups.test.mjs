@@ -2,7 +2,7 @@
 // the relay), its group sends as 13/14, and the relay delivers each to the members itself.
 import { test } from "../../lib/test.mjs";
 import assert from "node:assert/strict";
-import { APP_URL, connect, waitFor, messages, metrics, pollUntil, stopAll, sleep } from "../lib.mjs";
+import { APP_URL, connect, waitFor, marker, messages, metrics, pollUntil, stopAll } from "../lib.mjs";
 
 const T = { timeout: 30000 };
 const memberships = async () => (await metrics())['signalr_relay_service_memberships{hub="board"}'] ?? 0;
@@ -18,7 +18,7 @@ test("a group send reaches exactly its members, whatever their protocol", T, asy
         await out.connection.invoke("SendToGroup", "room-1", "hello room");
         for (const m of [m1, m2])
             await waitFor(m, (x) => x[0] === "groupMessage" && x[1] === "room-1" && x[3] === "hello room", "the group message");
-        await sleep(300);
+        await marker(out, out, m1, m2);
         assert.equal(messages(out, "groupMessage", "hello room").length, 0);
         assert.equal(messages(m1, "groupMessage", "hello room").length, 1);
         assert.equal(messages(m2, "groupMessage", "hello room").length, 1);
@@ -41,8 +41,9 @@ test("leaving and disconnecting remove members", T, async () => {
         await pollUntil(memberships, (n) => n === before + 1, "the memberships to drop to one");
         await m1.connection.invoke("SendToGroup", "room-2", "who is left");
         await waitFor(m1, (x) => x[0] === "groupMessage" && x[3] === "who is left", "m1's own group message");
-        await sleep(300);
+        await marker(m1, m2);
         assert.equal(messages(m2, "groupMessage", "who is left").length, 0);
+        /* m3 had stopped before the send: nothing can reach it, and no marker either. */
         assert.equal(messages(m3, "groupMessage", "who is left").length, 0);
     } finally {
         await stopAll(m1, m2, m3);
@@ -64,7 +65,8 @@ test("Groups delivers once per connection; GroupExcept and OthersInGroup exclude
         await waitFor(a, (m) => m[0] === "groupMessage" && m[3] === "red but c", "GroupExcept");
         await a.connection.invoke("SendToOthersInGroup", "blue", "blue but me");
         await waitFor(b, (m) => m[0] === "groupMessage" && m[3] === "blue but me", "OthersInGroup");
-        await sleep(300);
+        await marker(c, a);
+        await marker(a, a, b, c);
         assert.equal(messages(a, "groupMessage", "both groups").length, 1);
         assert.equal(messages(c, "groupMessage", "red but c").length, 0);
         assert.equal(messages(b, "groupMessage", "red but c").length, 0);
@@ -86,7 +88,7 @@ test("group changes and sends from outside a hub call (IHubContext) reach client
         assert.equal(res.status, 200);
         for (const c of clients.slice(0, 3))
             await waitFor(c, (m) => m[0] === "groupMessage" && m[2] === "server" && m[3] === "from outside", "the group send");
-        await sleep(300);
+        await marker(APP_URL, clients[3]);
         assert.equal(messages(clients[3], "groupMessage", "from outside").length, 0);
     } finally {
         await stopAll(...clients);

@@ -2,7 +2,7 @@
 // or stopped with SIGTERM, when the SDK's shutdown handshake fin:0 / finack runs).
 import { test } from "../../lib/test.mjs";
 import assert from "node:assert/strict";
-import { connect, waitFor, stopAll, startApp, stopApp, sleep } from "../lib.mjs";
+import { connect, waitFor, metrics, pollUntil, stopAll, startApp, stopApp } from "../lib.mjs";
 
 const T = { timeout: 60000 };
 
@@ -50,6 +50,8 @@ test("killing the app closes its clients, with allowReconnect", T, async () => {
 });
 
 test("an app SIGTERM closes its clients cleanly (finack), and the app exits at once", T, async () => {
+    const serverSockets = async () => (await metrics()).signalr_relay_service_server_sockets;
+    const socketsBefore = await serverSockets();
     const app = await startApp({ StickyMode: "Required" });
     const clients = [];
     try {
@@ -68,6 +70,7 @@ test("an app SIGTERM closes its clients cleanly (finack), and the app exits at o
     } finally {
         await stopAll(...clients);
         await stopApp(app, "SIGKILL");
-        await sleep(100);
+        /* The next test file finds the relay without this app's server connections. */
+        await pollUntil(serverSockets, (n) => n <= socketsBefore, "the relay to drop the app's server connections");
     }
 });

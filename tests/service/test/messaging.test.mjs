@@ -3,7 +3,7 @@
 // connections (JSON and MessagePack, bytes as the app wrote them).
 import { test } from "../../lib/test.mjs";
 import assert from "node:assert/strict";
-import { connect, waitFor, messages, signalR, stopAll, sleep } from "../lib.mjs";
+import { connect, waitFor, marker, messages, signalR, stopAll } from "../lib.mjs";
 
 const T = { timeout: 30000 };
 
@@ -48,7 +48,7 @@ test("Caller and Client(id) reach only that connection", T, async () => {
         await b.connection.invoke("SendToConnections", [a.id, b.id], "to both");
         await waitFor(a, (m) => m[0] === "private" && m[2] === "to both", "a gets Clients([a,b])");
         await waitFor(b, (m) => m[0] === "private" && m[2] === "to both", "b gets Clients([a,b])");
-        await sleep(300);
+        await marker(a, a, b);
         assert.equal(messages(b, "private", "to me").length, 0);
         assert.equal(messages(a, "private", "to b").length, 0);
     } finally {
@@ -67,7 +67,7 @@ test("All, Others and AllExcept, both protocols", T, async () => {
         for (const x of [b, c]) await waitFor(x, (m) => m[0] === "broadcast" && m[2] === "not me", "Others");
         await a.connection.invoke("SendToAllExcept", [c.id], "not c");
         for (const x of [a, b]) await waitFor(x, (m) => m[0] === "broadcast" && m[2] === "not c", "AllExcept");
-        await sleep(300);
+        await marker(a, a, b, c);
         assert.equal(messages(a, "broadcast", "not me").length, 0);
         assert.equal(messages(c, "broadcast", "not c").length, 0);
         for (const x of [a, b, c]) assert.equal(messages(x, "broadcast", "everyone").length, 1);

@@ -2,7 +2,7 @@
 // connections of both, and a send from either process reaches clients bound to both.
 import { test } from "../../lib/test.mjs";
 import assert from "node:assert/strict";
-import { APP_URL, connect, waitFor, messages, pollUntil, sleep, startApp, stopAll, stopApp } from "../lib.mjs";
+import { APP_URL, connect, waitFor, marker, messages, pollUntil, startApp, stopAll, stopApp } from "../lib.mjs";
 
 test("two app processes: clients spread over both, group and user sends from either reach all", { timeout: 90000 }, async () => {
     const second = await startApp();
@@ -25,7 +25,9 @@ test("two app processes: clients spread over both, group and user sends from eit
         }
         await clients[5].connection.invoke("SendToUser", "two-x", "to x");
         for (const c of clients.slice(0, 3)) await waitFor(c, (m) => m[0] === "userMessage" && m[2] === "to x", "the user's message");
-        await sleep(300);
+        await marker(APP_URL, ...clients);
+        await marker(second.url, ...clients);
+        await marker(clients[5], ...clients.slice(3));
         for (const c of clients) {
             assert.equal(messages(c, "groupMessage", "from the first").length, 1);
             assert.equal(messages(c, "groupMessage", "from the second").length, 1);

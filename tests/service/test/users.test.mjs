@@ -2,7 +2,7 @@
 // every connection of that user, wherever it is bound.
 import { test } from "../../lib/test.mjs";
 import assert from "node:assert/strict";
-import { APP_URL, connect, waitFor, messages, stopAll, sleep } from "../lib.mjs";
+import { APP_URL, connect, waitFor, marker, messages, stopAll } from "../lib.mjs";
 
 const T = { timeout: 30000 };
 
@@ -21,7 +21,7 @@ test("a user with three connections gets Clients.User on all three", T, async ()
         const res = await fetch(`${APP_URL}/test/board/user/carol-3?message=from%20server`, { method: "POST" });
         assert.equal(res.status, 200);
         for (const c of carol) await waitFor(c, (m) => m[0] === "userMessage" && m[2] === "from server", "IHubContext User");
-        await sleep(300);
+        await marker(sender, other, sender, ...carol);
         assert.equal(messages(other, "userMessage", "hi carol").length, 0);
         assert.equal(messages(sender, "userMessage", "hi carol").length, 0);
         for (const c of carol) assert.equal(messages(c, "userMessage", "hi both").length, 1);
