@@ -111,10 +111,20 @@ test("two server connections' fan-out bursts take turns; a third connection is s
         frame([13, `g-${tag}`, [], { json: Buffer.from(`{"type":1,"target":"g","arguments":["${tag}"]}${RS}`) }, {}, [], null]),
     ]);
     const third = await appServer("app-c");
-    a.ws.send(burst("a", 101, clients[0]));
-    b.ws.send(burst("b", 202, clients[1]));
-    // A third server connection of the hub, right behind them: a join (acked) and a broadcast.
-    third.ws.send(Buffer.concat([frame([18, clients[2].id, "g-c", 303, {}]), broadcast("c", 0)]));
+    // The three writes must all be in the relay's sockets before it reads any of them: sent one
+    // after the other to a running relay, a loaded machine could let it fan out the whole first
+    // burst before the second arrived (then nothing was there to take turns with, and the test
+    // failed once for that). So the relay is stopped while they are written, and resumed.
+    const sent = (ws, data) => new Promise((resolve, reject) => ws.send(data, (err) => (err ? reject(err) : resolve())));
+    process.kill(relay.pid, "SIGSTOP");
+    try {
+        await sent(a.ws, burst("a", 101, clients[0]));
+        await sent(b.ws, burst("b", 202, clients[1]));
+        // A third server connection of the hub, right behind them: a join (acked) and a broadcast.
+        await sent(third.ws, Buffer.concat([frame([18, clients[2].id, "g-c", 303, {}]), broadcast("c", 0)]));
+    } finally {
+        process.kill(relay.pid, "SIGCONT");
+    }
     const [ack] = await pollUntil(async () => third.got.filter((m) => m[0] === 20), (l) => l.length > 0, "the third connection's Ack", 30000, 5);
     assert.deepEqual([ack[1], ack[2]], [303, 1]);
 
