@@ -312,6 +312,30 @@ static uint64_t legacy_keepalive_next(const struct legacy_session *s, uint64_t n
     return next > now ? next : now + 1;
 }
 
+/* A WebSocket ping; false when the write failed. Not empty: lws passes only non-empty pongs
+ * up to LWS_CALLBACK_RECEIVE_PONG. */
+static bool write_ping(struct lws *wsi)
+{
+    unsigned char ping[LWS_PRE + 2] = { [LWS_PRE] = 's', [LWS_PRE + 1] = 'r' };
+    return lws_write(wsi, ping + LWS_PRE, 2, LWS_WRITE_PING) >= 0;
+}
+
+/* The dead-socket watch's ping: written at once when nothing is ahead of it on an established
+ * WebSocket (as wsmsg_send writes a message), else on the next WRITEABLE. A client that only
+ * listens is pinged every interval, so the WRITEABLE round trip (an epoll_ctl pair and a loop
+ * turn for each client) would be paid by every listener of a busy hub, every interval. */
+static void ping_client(struct legacy_session *s)
+{
+    if (s->carrier == LEGACY_CARRIER_WEBSOCKET && s->channel_live && s->ws_close == WSMSG_CLOSE_NONE &&
+        !s->ping_due && msg_queue_is_empty(&s->to_client) && !lws_partial_buffered(s->wsi)) {
+        if (!write_ping(s->wsi))
+            lws_set_timeout(s->wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
+        return;
+    }
+    s->ping_due = true;
+    lws_callback_on_writable(s->wsi);
+}
+
 static void legacy_keepalive_due(struct timer_entry *e)
 {
     struct legacy_session *s = list_container_of(e, struct legacy_session, keepalive_timer);
@@ -326,10 +350,8 @@ static void legacy_keepalive_due(struct timer_entry *e)
         lws_set_timeout(s->wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
         return;
     }
-    if (now - s->last_heard_ms >= interval) {
-        s->ping_due = true;
-        lws_callback_on_writable(s->wsi);
-    }
+    if (now - s->last_heard_ms >= interval)
+        ping_client(s);
     if (now - s->last_sent_ms >= interval)
         legacy_session_queue_text(s, LEGACY_KEEPALIVE_FRAME, sizeof LEGACY_KEEPALIVE_FRAME - 1);
     if (s->wsi && !s->closing)
@@ -602,10 +624,8 @@ int legacy_session_writeable(struct legacy_session *s, struct lws *wsi)
     if (s->ws_close != WSMSG_CLOSE_NONE) /* the Close is out: nothing more is written */
         return wsmsg_close_lingering(wsi, &s->ws_close);
     if (s->ping_due && !lws_partial_buffered(wsi)) {
-        /* Not empty: lws passes only non-empty pongs up to LWS_CALLBACK_RECEIVE_PONG. */
-        unsigned char ping[LWS_PRE + 2] = { [LWS_PRE] = 's', [LWS_PRE + 1] = 'r' };
         s->ping_due = false;
-        if (lws_write(wsi, ping + LWS_PRE, 2, LWS_WRITE_PING) < 0)
+        if (!write_ping(wsi))
             return -1;
     }
     if (!wsmsg_flush(wsi, &s->to_client))

@@ -43,6 +43,8 @@ check "json churn" "$all_open and d['churn']['opened'] >= 10 and d['churn']['clo
   --path /chat --connections 5 --scenario churn --rate 20 --duration 1
 check "json echo, 2 processes, 2 sources" "$all_open and $answered and d['processes'] == 2" \
   --path /chat --connections 10 --procs 2 --sources 2 --duration 1
+check "json echo after --ramp-settle" "$all_open and $answered and d['phases_s']['ramp_settle'] >= 1" \
+    --path /chat --connections 10 --duration 1 --ramp-settle 1
 check "legacy echo (token with + / =)" "$all_open and $answered" --protocol legacy --connections 10 --duration 1
 
 echo "e2e_stub: $passed passed, $failed failed"

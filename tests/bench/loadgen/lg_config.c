@@ -73,6 +73,9 @@ static const char usage_text[] =
 "  --duration S           steady phase length (default 10)\n"
 "  --drain S              wait at most S for outstanding replies after steady (default 3)\n"
 "  --close-timeout S      wait at most S for each graceful close (default 5)\n"
+"  --ramp-settle S        after the ramp, the connections idle S seconds before the steady phase\n"
+"                         and its CPU sample, so a server can finish its connect work (a relay\n"
+"                         still closing the ramp's HTTP requests) outside the window (default 0)\n"
 "  --settle S             pause after the close phase before the final memory/CPU sample, so a\n"
 "                         server can finish its disconnect work (default 1)\n"
 "  --max-time S           hard limit for the whole run; default ramp time + duration + drain +\n"
@@ -187,7 +190,7 @@ static int plain_name(const char *s, size_t size)
 enum {
     OPT_URL = 256, OPT_PATH, OPT_PROTOCOL, OPT_LEGACY_HUB, OPT_SKIP_NEG, OPT_CONNECTIONS, OPT_SOURCES,
     OPT_RAMP, OPT_MAX_PENDING, OPT_CONNECT_TIMEOUT, OPT_PROCS, OPT_SCENARIO, OPT_RATE, OPT_COUNT,
-    OPT_CHURN_HOLD, OPT_PAYLOAD, OPT_DURATION, OPT_DRAIN, OPT_CLOSE_TIMEOUT, OPT_MAX_TIME, OPT_WATCH, OPT_SETTLE,
+    OPT_CHURN_HOLD, OPT_PAYLOAD, OPT_DURATION, OPT_DRAIN, OPT_CLOSE_TIMEOUT, OPT_MAX_TIME, OPT_WATCH, OPT_SETTLE, OPT_RAMP_SETTLE,
     OPT_SERVICE_KEY, OPT_SERVICE_HUB, OPT_GROUP, OPT_MIXED,
 };
 
@@ -219,6 +222,7 @@ int lg_config_parse(int argc, char **argv, struct lg_config *cfg)
         {"close-timeout", required_argument, NULL, OPT_CLOSE_TIMEOUT},
         {"max-time", required_argument, NULL, OPT_MAX_TIME},
         {"settle", required_argument, NULL, OPT_SETTLE},
+        {"ramp-settle", required_argument, NULL, OPT_RAMP_SETTLE},
         {"watch-pid", required_argument, NULL, OPT_WATCH},
         {"quiet", no_argument, NULL, 'q'},
         {"verbose", no_argument, NULL, 'v'},
@@ -314,6 +318,7 @@ int lg_config_parse(int argc, char **argv, struct lg_config *cfg)
         case OPT_DRAIN: if (parse_double("--drain", optarg, 0, &cfg->drain)) return -1; break;
         case OPT_CLOSE_TIMEOUT: if (parse_double("--close-timeout", optarg, 0.01, &cfg->close_timeout)) return -1; break;
         case OPT_SETTLE: if (parse_double("--settle", optarg, 0, &cfg->settle)) return -1; break;
+        case OPT_RAMP_SETTLE: if (parse_double("--ramp-settle", optarg, 0, &cfg->ramp_settle)) return -1; break;
         case OPT_MAX_TIME: if (parse_double("--max-time", optarg, 0.1, &cfg->max_time)) return -1; break;
         case OPT_WATCH:
             if (cfg->nwatch == LG_MAX_WATCH) { fprintf(stderr, "signalr-loadgen: at most %d --watch-pid\n", LG_MAX_WATCH); return -1; }
@@ -400,6 +405,6 @@ int lg_config_parse(int argc, char **argv, struct lg_config *cfg)
     }
     if (cfg->max_time < 0)
         cfg->max_time = cfg->connections / cfg->ramp + cfg->connect_timeout + cfg->duration +
-                        cfg->drain + cfg->close_timeout + cfg->settle + 30;
+                        cfg->drain + cfg->close_timeout + cfg->settle + cfg->ramp_settle + 30;
     return 0;
 }

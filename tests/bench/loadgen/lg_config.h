@@ -35,6 +35,7 @@ struct lg_config {
     double close_timeout;
     double drain;
     double settle;               /* pause after the close phase before the last sample */
+    double ramp_settle;          /* pause after the ramp before the steady sample */
     int skip_negotiate;
     char service_hub[64];        /* service mode (relay's /client/ endpoint) when not "" */
     char service_token[1024];    /* the client access token every connection presents */

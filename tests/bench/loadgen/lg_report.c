@@ -126,6 +126,7 @@ void lg_report_json(FILE *out, const struct lg_config *cfg, const struct lg_stat
 
     cJSON *ph = cJSON_AddObjectToObject(root, "phases_s");
     cJSON_AddNumberToObject(ph, "ramp", seconds(st->ramp_us));
+    cJSON_AddNumberToObject(ph, "ramp_settle", seconds(st->ramp_settle_us));
     cJSON_AddNumberToObject(ph, "steady", seconds(st->steady_us));
     cJSON_AddNumberToObject(ph, "drain", seconds(st->drain_us));
     cJSON_AddNumberToObject(ph, "close", seconds(st->close_us));

@@ -26,6 +26,7 @@ void lg_stats_merge(struct lg_stats *into, const struct lg_stats *from)
     ADD(churn_opened); ADD(churn_closed); ADD(churn_failed); ADD(churn_skipped);
 #undef ADD
     into->ramp_us = max_u64(into->ramp_us, from->ramp_us);
+    into->ramp_settle_us = max_u64(into->ramp_settle_us, from->ramp_settle_us);
     into->steady_us = max_u64(into->steady_us, from->steady_us);
     into->drain_us = max_u64(into->drain_us, from->drain_us);
     into->close_us = max_u64(into->close_us, from->close_us);

@@ -44,6 +44,7 @@ struct lg_stats {
     uint64_t churn_skipped;
     /* phase lengths, microseconds */
     uint64_t ramp_us;
+    uint64_t ramp_settle_us;     /* --ramp-settle: after the ramp, before steady */
     uint64_t steady_us;
     uint64_t drain_us;
     uint64_t close_us;

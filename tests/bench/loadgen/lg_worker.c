@@ -276,6 +276,12 @@ static int phase_step(struct lg_worker *w, uint64_t now)
         ramp_step(w, now);
         if (w->started == w->nsteady && w->pending == 0) {
             w->st.ramp_us = now - w->t_phase_us;
+            enter(w, PH_RAMP_SETTLE, now);
+        }
+        return 1;
+    case PH_RAMP_SETTLE:
+        if (now >= w->t_phase_us + (uint64_t)(cfg->ramp_settle * 1e6)) {
+            w->st.ramp_settle_us = now - w->t_phase_us;
             sample_self(w, LG_AT_STEADY);
             if (w->ctl_fd >= 0) {
                 enter(w, PH_WAIT_GO1, now);

@@ -66,7 +66,7 @@ struct lg_conn {
     struct lg_bytes hin;    /* HTTP response being received on hfd */
 };
 
-enum lg_phase { PH_RAMP, PH_WAIT_GO1, PH_STEADY, PH_DRAIN, PH_WAIT_GO2, PH_CLOSE, PH_DONE };
+enum lg_phase { PH_RAMP, PH_RAMP_SETTLE, PH_WAIT_GO1, PH_STEADY, PH_DRAIN, PH_WAIT_GO2, PH_CLOSE, PH_DONE };
 
 struct lg_worker {
     const struct lg_config *cfg;
