@@ -57,7 +57,9 @@ void legacy_request_wait(struct legacy_request *r, void *owner, legacy_request_g
 {
     r->owner = owner;
     r->gone = gone;
-    /* Served by now: its body was read. */
+    /* Served by now: its command and its body were read. */
+    free(r->suffix);
+    r->suffix = NULL;
     buf_free(&r->body);
     buf_init(&r->body);
     http_answer_capture(r->cfg, r->wsi, &r->reply);

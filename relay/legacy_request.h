@@ -38,7 +38,7 @@ struct legacy_request {
     enum wsi_role role;                 /* WSI_ROLE_LEGACY_REQUEST */
     struct lws *wsi;
     const struct relay_config *cfg;
-    char *suffix;                       /* owned until served: the path after the endpoint, which command */
+    char *suffix;                       /* owned until served (freed once it waits): the path after the endpoint, which command */
     struct buf body;                    /* the request body as received; freed once it waits (read by then) */
     bool body_too_large;
     bool dispatched;                    /* served already (lws may report a body end for an empty body too) */
@@ -80,7 +80,7 @@ void legacy_request_body(struct legacy_request *r, const void *in, size_t len);
 /* Detaches the request from its wsi and frees it (an answer written at once). */
 void legacy_request_free(struct legacy_request *r);
 /* The request waits for owner to answer it. What only serving it needed
- * (its body, its header table) is freed: an idle long-polling
+ * (its suffix, its body, its header table) is freed: an idle long-polling
  * client holds its request for up to --legacy-poll-timeout. */
 void legacy_request_wait(struct legacy_request *r, void *owner, legacy_request_gone_fn gone);
 /* Answers a waiting request (copied; written on its next HTTP_WRITEABLE).
