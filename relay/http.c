@@ -472,7 +472,12 @@ int http_respond_stream_headers(const struct relay_config *cfg, struct lws *wsi,
 
 void http_answer_capture(const struct relay_config *cfg, struct lws *wsi, struct http_answer_ctx *ctx)
 {
-    ctx->allowed_origin = http_allowed_origin(cfg, wsi, ctx->origin, sizeof ctx->origin);
+    char origin[256];
+    ctx->origin = NULL;
+    if (http_allowed_origin(cfg, wsi, origin, sizeof origin))
+        for (size_t i = 0; i < cfg->cors_origin_count && !ctx->origin; i++)
+            if (strcmp(cfg->cors_origins[i], origin) == 0)
+                ctx->origin = cfg->cors_origins[i];
     ctx->closes = response_closes_connection(wsi);
 }
 
@@ -489,7 +494,7 @@ static bool write_captured_headers(const struct http_answer_ctx *ctx, struct lws
                                     HEADER_VALUE("no-cache"), &p, end) ||
         lws_add_http_header_by_name(wsi, (const unsigned char *)"x-content-type-options:",
                                     HEADER_VALUE("nosniff"), &p, end) ||
-        (ctx->allowed_origin &&
+        (ctx->origin &&
          (lws_add_http_header_by_name(wsi, (const unsigned char *)"access-control-allow-origin:",
                                       (const unsigned char *)ctx->origin, (int)strlen(ctx->origin), &p, end) ||
           lws_add_http_header_by_name(wsi, (const unsigned char *)"access-control-allow-credentials:",

@@ -113,8 +113,8 @@ int http_respond_stream_headers(const struct relay_config *cfg, struct lws *wsi,
  * while the answer waits: a Core long poll holds them for up to 90 s, which
  * was most of an idle long-polling client's memory. */
 struct http_answer_ctx {
-    char origin[256];
-    bool allowed_origin;
+    const char *origin; /* the allowed Origin: one of cfg->cors_origins (a config lives until
+                           relay_destroy, a reload's too), NULL when none; no copy per request */
     bool closes;
 };
 void http_answer_capture(const struct relay_config *cfg, struct lws *wsi, struct http_answer_ctx *ctx);

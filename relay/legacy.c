@@ -445,7 +445,11 @@ int legacy_http_body_complete(struct legacy_table *t, struct legacy_request *r)
     if (r->dispatched)
         return 0;
     r->dispatched = true;
-    return dispatch(t, r->wsi, r->suffix, r);
+    char *suffix = r->suffix; /* taken: only serving it needs it, and r may be freed or held meanwhile */
+    r->suffix = NULL;
+    int rc = dispatch(t, r->wsi, suffix, r);
+    free(suffix);
+    return rc;
 }
 
 /* Serves a request; r holds its body when it had one (and is freed or kept here). */

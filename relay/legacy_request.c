@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "relay/capture.h"
 #include "relay/clock.h"
@@ -17,7 +18,11 @@ struct legacy_request *legacy_request_new(const struct relay_config *cfg, struct
     r->role = WSI_ROLE_LEGACY_REQUEST;
     r->wsi = wsi;
     r->cfg = cfg;
-    snprintf(r->suffix, sizeof r->suffix, "%s", suffix);
+    r->suffix = strdup(suffix);
+    if (!r->suffix) {
+        free(r);
+        return NULL;
+    }
     buf_init(&r->body);
     buf_init(&r->answer);
     list_init_node(&r->link);
@@ -43,6 +48,8 @@ void legacy_request_free(struct legacy_request *r)
         lws_set_opaque_user_data(r->wsi, NULL);
     buf_free(&r->body);
     buf_free(&r->answer);
+    free(r->suffix);
+    free(r->legacy_id);
     free(r);
 }
 
@@ -50,6 +57,11 @@ void legacy_request_wait(struct legacy_request *r, void *owner, legacy_request_g
 {
     r->owner = owner;
     r->gone = gone;
+    /* Served by now: its command and its body were read. */
+    free(r->suffix);
+    r->suffix = NULL;
+    buf_free(&r->body);
+    buf_init(&r->body);
     http_answer_capture(r->cfg, r->wsi, &r->reply);
     /* Nothing more is read from the request's headers: lws may reuse their storage meanwhile. */
     r->detached = lws_http_headers_detach(r->wsi) == 0;

@@ -26,7 +26,6 @@
 #include "relay/http.h"
 #include "relay/wsi_role.h"
 
-#define LEGACY_REQUEST_SUFFIX_MAX 64
 #define LEGACY_REQUEST_ID_MAX 128
 
 struct legacy_request;
@@ -39,8 +38,8 @@ struct legacy_request {
     enum wsi_role role;                 /* WSI_ROLE_LEGACY_REQUEST */
     struct lws *wsi;
     const struct relay_config *cfg;
-    char suffix[LEGACY_REQUEST_SUFFIX_MAX]; /* the path after the endpoint: which command */
-    struct buf body;                    /* the request body as received */
+    char *suffix;                       /* owned until served (freed once it waits): the path after the endpoint, which command */
+    struct buf body;                    /* the request body as received; freed once it waits (read by then) */
     bool body_too_large;
     bool dispatched;                    /* served already (lws may report a body end for an empty body too) */
 
@@ -48,7 +47,8 @@ struct legacy_request {
     struct list_node link;              /* on the owner's list */
     void *owner;
     legacy_request_gone_fn gone;
-    char legacy_id[LEGACY_REQUEST_ID_MAX]; /* /send: the invocation whose result answers it */
+    char *legacy_id;                    /* owned, /send only: the invocation whose result answers it (shorter than
+                                           LEGACY_REQUEST_ID_MAX); NULL for a long poll, which holds no copy */
     uint64_t cursor;                    /* a long poll: the client's cursor */
     bool held;                          /* /send: answer ready, held until the client has what came before it */
     uint64_t release_at;                /* with it: the owner's mark the client must have reached */
@@ -72,14 +72,16 @@ struct legacy_request {
     struct buf answer;
 };
 
-/* A request for suffix on wsi, set as the wsi's opaque user data. NULL when out of memory. */
+/* A request for suffix (copied) on wsi, set as the wsi's opaque user data. NULL when out of memory. */
 struct legacy_request *legacy_request_new(const struct relay_config *cfg, struct lws *wsi, const char *suffix);
 /* LWS_CALLBACK_HTTP_BODY: a piece of the body. Past --max-message-size the
  * rest is dropped and body_too_large set. */
 void legacy_request_body(struct legacy_request *r, const void *in, size_t len);
 /* Detaches the request from its wsi and frees it (an answer written at once). */
 void legacy_request_free(struct legacy_request *r);
-/* The request waits for owner to answer it. */
+/* The request waits for owner to answer it. What only serving it needed
+ * (its suffix, its body, its header table) is freed: an idle long-polling
+ * client holds its request for up to --legacy-poll-timeout. */
 void legacy_request_wait(struct legacy_request *r, void *owner, legacy_request_gone_fn gone);
 /* Answers a waiting request (copied; written on its next HTTP_WRITEABLE).
  * The owner has already unlinked it. False when out of memory: the request

@@ -181,9 +181,15 @@ static int dispatch(struct legacy_session *s, struct legacy_request *r, struct s
     hub_msg_init(&msg);
     enum proto_status st = legacy_invocation_decode(data.ptr ? data.ptr : "", data.len, &msg, &err);
     bool has_id = span_is_set(msg.invocation_id) && msg.invocation_id.len > 0 &&
-                  msg.invocation_id.len < sizeof r->legacy_id;
-    if (has_id)
-        snprintf(r->legacy_id, sizeof r->legacy_id, "%.*s", (int)msg.invocation_id.len, msg.invocation_id.ptr);
+                  msg.invocation_id.len < LEGACY_REQUEST_ID_MAX;
+    if (has_id) {
+        free(r->legacy_id);
+        r->legacy_id = strndup(msg.invocation_id.ptr, msg.invocation_id.len);
+        if (!r->legacy_id) {
+            hub_msg_release(&msg);
+            return answer_request(r, 500, "text/plain", "The relay ran out of memory.", 28);
+        }
+    }
     int rc = 0;
     if (st != PROTO_OK) {
         char why[300];
