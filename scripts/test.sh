@@ -6,7 +6,7 @@
 #   2. unit      ASan+UBSan build, ctest (unit tests, corpus replays of every fuzz target)
 #   3. fuzz      clang/libFuzzer build, each fuzz target for a fixed seed and number of runs
 #                from fixtures/fuzz/ (deterministic; see fuzz_smoke; long campaigns: scripts/fuzz.sh);
-#                it runs beside the unit stage's ctest at nice 19 and prints when its turn comes
+#                it runs beside the unit stage's ctest at nice 10 and prints when its turn comes
 #                (see fuzz_beside_start)
 #   4. interop   release build; real SignalR clients straight to the ASP.NET Core backend in
 #                tests/backend, then the same suites through the release and the ASan relay
@@ -133,7 +133,8 @@ fuzz_smoke() {
 # The fuzz stage shares nothing with the unit stage (its own build directory, no port, no file of
 # the ASan build), and the unit stage's ctest is mostly one single-threaded model test on one of
 # the two cores. So once the ASan build is done, the fuzz build and runs start beside ctest at
-# nice 19 (ctest's tests keep the CPU they ask for), their output into a file; the fuzz stage then
+# nice 10 (ctest's tests keep most of the CPU they ask for; 19 would let any other niced work on
+# a shared machine starve the fuzz run), their output into a file; the fuzz stage then
 # waits for them and prints it, with their own time on its stage line.
 fuzz_beside_pid= fuzz_beside_dir=
 fuzz_beside_start() {
@@ -141,7 +142,7 @@ fuzz_beside_start() {
   [ -z "$fuzz_beside_pid" ] || return 0
   fuzz_beside_dir=$(mktemp -d)
   (
-    renice -n 19 -p "$BASHPID" >/dev/null
+    renice -n 10 -p "$BASHPID" >/dev/null
     trap 'kill $(jobs -p) 2>/dev/null' EXIT
     t0=$SECONDS
     fuzz_smoke >"$fuzz_beside_dir/out" 2>&1
@@ -188,8 +189,11 @@ bench_smoke() {
   rm -f "$log"
 }
 
+# Each .NET project is built once in this run (scripts/lib/built_once.sh).
+SR_BUILT_ONCE_DIR=$(mktemp -d)
+export SR_BUILT_ONCE_DIR
 # An interrupted run does not leave the fuzz run beside the unit stage going.
-trap '[ -z "$fuzz_beside_pid" ] || kill "$fuzz_beside_pid" 2>/dev/null' EXIT
+trap '[ -z "$fuzz_beside_pid" ] || kill "$fuzz_beside_pid" 2>/dev/null; rm -rf "$SR_BUILT_ONCE_DIR"' EXIT
 stage deps env SR_WITH_MONO=1 scripts/install-deps.sh
 stage unit unit_tests
 [ "${SKIP_FUZZ:-0}" = 1 ] || stage fuzz fuzz_stage
