@@ -1,13 +1,16 @@
 # Bash functions to build, start and stop the test backend (tests/backend, a stock ASP.NET Core
 # SignalR server). Source this file; nothing runs on load.
 #
-#   backend_build            dotnet build -c Release (quiet)
+#   backend_build            dotnet build -c Release (quiet); once per scripts/test.sh run
+#                            (scripts/lib/built_once.sh)
 #   backend_start            free 127.0.0.1 port, start in background, wait for /health;
 #                            exports BACKEND_PORT, BACKEND_PID, BACKEND_URL, BACKEND_LOG
 #   backend_stop             kill it and wait; safe to call twice (use in `trap ... EXIT`)
 #
 # BACKEND_LOG_REQUESTS=1 (exported before backend_start) makes the backend log one line per HTTP
 # request (method, URL, selected headers) to $BACKEND_LOG.
+
+source "$(dirname "${BASH_SOURCE[0]}")/built_once.sh"
 
 BACKEND_SRC_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")/../../tests/backend" && pwd)"
 BACKEND_BIN_DIR="$BACKEND_SRC_DIR/bin/Release/net10.0"
@@ -19,11 +22,13 @@ export DOTNET_SKIP_FIRST_TIME_EXPERIENCE=1
 
 backend_build() {
     local out
+    built_once_done "$BACKEND_SRC_DIR" && return 0
     if ! out="$(dotnet build "$BACKEND_SRC_DIR" -c Release --nologo -v quiet 2>&1)"; then
         printf '%s\n' "$out" >&2
         echo "backend build failed" >&2
         return 1
     fi
+    built_once_mark "$BACKEND_SRC_DIR"
 }
 
 # Asks the kernel for a free port by binding port 0, then releases it. A small race with other

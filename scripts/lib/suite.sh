@@ -15,10 +15,13 @@
 #
 #   suite_npm_ci DIR                         npm ci in DIR when its node_modules is missing or older
 #                                            than its package-lock.json (bounded)
-#   suite_dotnet_build DIR                   dotnet build -c Release, quiet unless it fails (bounded)
+#   suite_dotnet_build DIR                   dotnet build -c Release, quiet unless it fails (bounded);
+#                                            once per scripts/test.sh run (scripts/lib/built_once.sh)
 #   suite_record NAME PASSED FAILED STATUS   adds one line to SUITE_SUMMARY and the counts to
 #                                            SUITE_TOTAL_PASSED / SUITE_TOTAL_FAILED
 #   suite_summary                            prints SUITE_SUMMARY
+
+source "$(dirname "${BASH_SOURCE[0]}")/built_once.sh"
 
 SUITE_TOTAL_PASSED=0
 SUITE_TOTAL_FAILED=0
@@ -98,11 +101,16 @@ suite_npm_ci() {
 
 suite_dotnet_build() {
     local dir=$1 out
+    if built_once_done "$dir"; then
+        echo "== dotnet build ($dir): built earlier in this run"
+        return 0
+    fi
     echo "== dotnet build ($dir)"
     if ! out="$(DOTNET_NOLOGO=1 DOTNET_CLI_TELEMETRY_OPTOUT=1 timeout 600 dotnet build "$dir" -c Release --nologo -v quiet 2>&1)"; then
         printf '%s\n' "$out"
         return 1
     fi
+    built_once_mark "$dir"
 }
 
 suite_record() { # NAME PASSED FAILED STATUS
