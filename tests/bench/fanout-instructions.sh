@@ -30,7 +30,7 @@ for f in "$relay" "$loadgen" "$app_dll"; do
 done
 command -v callgrind_control >/dev/null || { echo "fanout-instructions: valgrind is not installed" >&2; exit 1; }
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+source "$root/tests/bench/service_bench.sh"
 work="$(mktemp -d)"
 rp="$(free_port)"; ap="$(free_port)"
 pids=()
@@ -41,15 +41,11 @@ valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$work/callgri
     --listen "127.0.0.1:$rp" --service-key fanout-ir-key --app-negotiate "bench=http://127.0.0.1:$ap/bench" \
     >"$work/relay.log" 2>&1 &
 relay_pid=$!; pids+=("$relay_pid")
-metric() { curl -s "http://127.0.0.1:$rp/metrics" | awk -v k="$1" 'index($0, k) == 1 { print $2 }'; }
-for _ in $(seq 1 100); do [ -n "$(metric signalr_relay_)" ] && break; sleep 0.3; done
-ASPNETCORE_ENVIRONMENT=Production DOTNET_NOLOGO=1 dotnet "$app_dll" --urls "http://127.0.0.1:$ap" \
-    "--Azure:SignalR:ConnectionString=Endpoint=http://127.0.0.1;Port=$rp;AccessKey=fanout-ir-key;Version=1.0;" \
-    --ServiceApp:ServerConnections=5 --ServiceApp:SdkLogLevel=Warning >"$work/app.log" 2>&1 &
+metric() { relay_metric "$rp" "$1"; }
+wait_relay_up "$rp" || true
+start_service_app "$app_dll" "$ap" "$rp" fanout-ir-key "$work/app.log"
 pids+=("$!")
-for _ in $(seq 1 200); do
-    [ "$(metric 'signalr_relay_service_server_connections{hub="bench"}')" = 5 ] && break; sleep 0.5
-done
+wait_server_connections "$rp" bench 5 || true
 "$loadgen" --url "http://127.0.0.1:$rp" "${who[@]}" --scenario broadcast --group fanout-ir --connections "$n" \
     --rate 10 --count 100 --duration 10 --drain 20 --connect-timeout 60 -q >"$work/loadgen.json" 2>&1 &
 lg_pid=$!; pids+=("$lg_pid")

@@ -20,7 +20,7 @@ relay="${RELAY_BIN:-$root/build/release/signalr-relay}"
 loadgen="$root/build/release/tests/bench/loadgen/signalr-loadgen"
 app_dll="$root/tests/service-app/bin/Release/net10.0/signalr-service-app.dll"
 KEY=signalr-relay-bench-service-key
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+source "$root/tests/bench/service_bench.sh"
 work="$(mktemp -d /tmp/fanout-window.XXXX)"
 rp="$(free_port)"; ap="$(free_port)"
 pids=()
@@ -28,15 +28,11 @@ cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 
 trap cleanup EXIT
 "$relay" --listen "127.0.0.1:$rp" --service-key $KEY --app-negotiate "bench=http://127.0.0.1:$ap/bench" ${RELAY_FLAGS:-} >"$work/relay.log" 2>&1 &
 relay_pid=$!; pids+=("$relay_pid")
-metric() { curl -s "http://127.0.0.1:$rp/metrics" | awk -v k="$1" 'index($0, k) == 1 { print $2 }'; }
-for _ in $(seq 1 100); do [ -n "$(metric signalr_relay_)" ] && break; sleep 0.3; done
-ASPNETCORE_ENVIRONMENT=Production DOTNET_NOLOGO=1 dotnet "$app_dll" --urls "http://127.0.0.1:$ap" \
-    "--Azure:SignalR:ConnectionString=Endpoint=http://127.0.0.1;Port=$rp;AccessKey=$KEY;Version=1.0;" \
-    --ServiceApp:ServerConnections=5 --ServiceApp:SdkLogLevel=Warning >"$work/app.log" 2>&1 &
+metric() { relay_metric "$rp" "$1"; }
+wait_relay_up "$rp"
+start_service_app "$app_dll" "$ap" "$rp" "$KEY" "$work/app.log"
 pids+=("$!")
-for _ in $(seq 1 200); do
-    [ "$(metric 'signalr_relay_service_server_connections{hub="bench"}')" = 5 ] && break; sleep 0.5
-done
+wait_server_connections "$rp" bench 5
 curl -s -X POST "http://127.0.0.1:$ap/bench/negotiate?negotiateVersion=1" >/dev/null
 # warm: a small run
 "$loadgen" --url "http://127.0.0.1:$rp" --protocol json --service-key $KEY --service-hub bench --scenario broadcast --connections 20 --rate 4 --count 4 --duration 1 -q >/dev/null 2>&1
