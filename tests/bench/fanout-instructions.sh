@@ -33,9 +33,7 @@ command -v callgrind_control >/dev/null || { echo "fanout-instructions: valgrind
 source "$root/tests/bench/service_bench.sh"
 work="$(mktemp -d)"
 rp="$(free_port)"; ap="$(free_port)"
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
-trap cleanup EXIT
+trap stop_pids EXIT
 
 valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$work/callgrind.out" "$relay" \
     --listen "127.0.0.1:$rp" --service-key fanout-ir-key --app-negotiate "bench=http://127.0.0.1:$ap/bench" \

@@ -23,9 +23,7 @@ KEY=signalr-relay-bench-service-key
 source "$root/tests/bench/service_bench.sh"
 work="$(mktemp -d /tmp/fanout-window.XXXX)"
 rp="$(free_port)"; ap="$(free_port)"
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
-trap cleanup EXIT
+trap stop_pids EXIT
 "$relay" --listen "127.0.0.1:$rp" --service-key $KEY --app-negotiate "bench=http://127.0.0.1:$ap/bench" ${RELAY_FLAGS:-} >"$work/relay.log" 2>&1 &
 relay_pid=$!; pids+=("$relay_pid")
 metric() { relay_metric "$rp" "$1"; }

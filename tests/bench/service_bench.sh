@@ -2,6 +2,8 @@
 # fanout-instructions.sh): a free port, one relay metric, and the test app of tests/service-app
 # started against a relay with all its server connections up.
 #   free_port                                  a free TCP port on 127.0.0.1
+#   pids, stop_pids                            the processes a driver started, and their stop (the
+#                                              driver sets `trap stop_pids EXIT`)
 #   relay_metric PORT NAME                     the value of the first /metrics line starting with NAME
 #   wait_relay_up PORT                         until the relay answers /metrics (30 s at most)
 #   start_service_app DLL APP_PORT RELAY_PORT KEY LOG
@@ -11,6 +13,9 @@
 #                                              (100 s at most)
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+pids=()
+stop_pids() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
 
 relay_metric() { curl -s "http://127.0.0.1:$1/metrics" | awk -v k="$2" 'index($0, k) == 1 { print $2 }'; }
 
