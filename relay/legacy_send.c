@@ -261,10 +261,10 @@ int legacy_session_send(struct legacy_session *s, struct legacy_request *r)
     if (must_wait(s)) {
         log_conn_debug(s->connection_id, legacy_session_log_hub(s), "legacy: a hub link is full; /send held until it drains");
         s->loop->stats.flow_control_pauses++;
-        buf_free(&r->body);
-        r->body = data; /* now the data value itself: what dispatch needs later (the headers go back to lws) */
         list_push_back(&s->waiting_sends, &r->link);
-        legacy_request_wait(r, s, send_gone);
+        legacy_request_wait(r, s, send_gone); /* lets go of what was read: the body, the headers */
+        buf_free(&r->body);
+        r->body = data; /* now the data value itself: what dispatch needs later */
         return 0;
     }
     int rc = dispatch(s, r, buf_span(&data));
