@@ -60,7 +60,6 @@ void core_session_flow(struct core_session *s)
 static void queue_to_client(struct core_session *s, struct wsmsg *m)
 {
     s->last_sent_ms = clock_now_ms();
-    s->pinged_last = false;
     msg_queue_push(&s->to_client, m);
     s->transport->kick(s);
     core_session_flow(s);
@@ -231,7 +230,6 @@ static void send_ping(struct core_session *s)
     hub_msg_init(&ping);
     ping.kind = HUB_MSG_PING;
     core_session_send_own(s, &ping);
-    s->pinged_last = true;
 }
 
 static void core_keepalive_due(struct core_session *s, uint64_t now)
@@ -369,13 +367,18 @@ static void inspect_hub_message(struct core_session *s, const struct wsmsg *m)
 
 /* The hub's pings the client need not get: none on a transport without pings
  * (long polling), as the server sends none on it; none within half a
- * --keepalive of the relay's own Ping, which the client just got (the hub's
- * keepalive clock is not the relay's: each would ping once an interval). */
+ * --keepalive of the relay's last write to the client, whatever it was (its
+ * own Ping, or a message): the client just heard from the server, and the
+ * relay's keepalive re-arms from that write. The hub's keepalive clock is not
+ * the relay's: a service-mode app pings each client once it sent it nothing
+ * itself for its KeepAliveInterval, and a Clients.All or group send is not
+ * sent "to" the client as far as the app knows, so while messages flow each
+ * client got the app's Ping every interval besides them. */
 static bool redundant_pings(const struct core_session *s, const struct wsmsg *m)
 {
     unsigned kinds = 0;
-    bool just_pinged = s->pinged_last && clock_now_ms() - s->last_sent_ms < s->table->loop->cfg->keepalive_ms / 2;
-    return (!s->transport->pings || just_pinged) && s->handshake_answered && m->len > 0 &&
+    bool wrote_recently = clock_now_ms() - s->last_sent_ms < s->table->loop->cfg->keepalive_ms / 2;
+    return (!s->transport->pings || wrote_recently) && s->handshake_answered && m->len > 0 &&
            core_hub_kinds(is_binary(s), m, &kinds) && kinds == CORE_KIND_BIT(HUB_MSG_PING);
 }
 

@@ -126,7 +126,6 @@ struct core_session {
     bool hub_paused : 1;               /* we paused the channel (the client is slow, or has not acked) */
     bool stateful_offered : 1;         /* negotiate answered useStatefulReconnect: true */
     bool client_closed : 1;            /* the client's WebSocket Close frame came */
-    bool pinged_last : 1;              /* the last message to the client was the relay's own Ping */
     enum hub_protocol protocol;
     struct list_node link;             /* in core_sessions.all */
     struct core_sessions *table;       /* table->loop is the session's loop */
