@@ -2,14 +2,11 @@
 // relay must say so in the way each client can read, and count the failure in /metrics.
 import { test } from "../../lib/test.mjs";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
-import fs from "node:fs";
-import os from "node:os";
-import path from "node:path";
 import {
     RELAY_URL, DEAD_PORT, RawClient, metrics, negotiate, wsUrl, stockConnection, withTimeout, pollUntil,
-    TIMEOUT_MS, settledMetrics, freePort, httpRequest,
+    TIMEOUT_MS, settledMetrics,
 } from "../lib.mjs";
+import { startRelay } from "../../lib/process.mjs";
 
 // "<what failed>: <cause>": the cause is what the relay's connect attempt reported; it must be
 // there (non-empty), and both paths must report the same cause for the same failure.
@@ -41,44 +38,21 @@ test("negotiate answers 503 with a text naming the hub and the failure", async (
 // tuned relay's 1 s would answer by itself ("Handshake was canceled.") if the wait below took
 // longer on a loaded machine, and 1 s is no window to check an absence in. Stopped with SIGTERM:
 // it must exit 0 without a sanitizer report.
-async function startOwnRelay() {
-    const bin = process.env.RELAY_BIN;
-    assert.ok(bin, "RELAY_BIN is not set: run through scripts/relay-tests.sh");
-    const port = await freePort();
-    const base = `http://127.0.0.1:${port}`;
-    const logPath = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "relay-unreachable-")), "relay.log");
-    const log = fs.openSync(logPath, "w");
-    const proc = spawn(bin, ["--listen", `127.0.0.1:${port}`, "--hub", `dead=http://127.0.0.1:${DEAD_PORT}/chat`],
-        { stdio: ["ignore", log, log] });
-    const exited = new Promise((resolve) => proc.on("exit", (code, signal) => resolve({ code, signal })));
-    const stop = async () => {
-        proc.kill("SIGTERM");
-        const status = await withTimeout(exited, 20000, "the own relay to exit");
-        fs.closeSync(log);
-        assert.ok(!/Sanitizer|runtime error/.test(fs.readFileSync(logPath, "utf8")), `sanitizer report in ${logPath}`);
-        assert.deepEqual(status, { code: 0, signal: null }, `own relay exit; log ${logPath}`);
-    };
-    try {
-        await pollUntil(() => httpRequest("GET", `${base}/metrics`).catch(() => ({ status: 0 })),
-            (r) => r.status === 200, "the own relay to start", 20000, 100);
-    } catch (e) {
-        await stop().catch(() => {});
-        throw e;
-    }
-    return { base, stop };
+function startOwnRelay() {
+    return startRelay(["--hub", `dead=http://127.0.0.1:${DEAD_PORT}/chat`]);
 }
 
 test("skip-negotiation WebSocket gets a handshake error naming the failure, then the socket closes", async () => {
     const own = await startOwnRelay();
     try {
-        const before = await settledMetrics(own.base);
-        const client = await RawClient.connect(wsUrl(own.base, "dead"));
+        const before = await settledMetrics(own.url);
+        const client = await RawClient.connect(wsUrl(own.url, "dead"));
         try {
             // The backend connection fails at once, but a server never speaks before the client's
             // handshake request: nothing may arrive until it is sent. Waiting for the failure in
             // /metrics (the event an early answer would follow) and then for WebSocket pongs (the
             // relay read and answered frames sent after it) gives an early answer its chance.
-            await pollUntil(() => metrics(own.base), (m) => m.backend_failures_total === before.backend_failures_total + 1,
+            await pollUntil(() => metrics(own.url), (m) => m.backend_failures_total === before.backend_failures_total + 1,
                 "the relay's backend connection for the client to fail", 10000);
             await client.pingPong();
             assert.equal(client.frames.length, 0, "the relay answered a handshake that was not sent yet");
@@ -93,9 +67,9 @@ test("skip-negotiation WebSocket gets a handshake error naming the failure, then
         } finally {
             client.close();
         }
-        const after = await metrics(own.base);
+        const after = await metrics(own.url);
         assert.equal(after.backend_failures_total, before.backend_failures_total + 1, "backend_failures_total");
-        await sessionsBackTo(before.sessions_active, own.base);
+        await sessionsBackTo(before.sessions_active, own.url);
     } finally {
         await own.stop();
     }
