@@ -1,4 +1,4 @@
-/* test_pool.c - the records' pool: distinct zeroed 8-aligned records, pages filled and released, reuse, close, poisoning. */
+/* test_pool.c - the records' pool: distinct zeroed 8-aligned records, pages filled and released, reuse, close, poisoning, the page index. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,10 +121,87 @@ static void test_poisoned(void)
 #endif
 }
 
+/* Two pools share an index: a record's pool is found from its address, anything else (a malloc
+ * chunk, a stack address, NULL, an address in a page already released) is not claimed. */
+static void test_index(void)
+{
+    struct pool_index ix;
+    pool_index_init(&ix);
+    CHECK(pool_index_owner(&ix, &ix) == NULL); /* empty: no table yet */
+    struct pool a, b;
+    pool_init(&a, RECORD);
+    pool_init(&b, 24);
+    pool_set_index(&a, &ix);
+    pool_set_index(&b, &ix);
+    size_t n = 40 * a.per_page; /* 40 pages of a: the table grows past its first size */
+    char **ra = calloc(n, sizeof *ra), **rb = calloc(n, sizeof *rb);
+    for (size_t i = 0; i < n; i++) {
+        ra[i] = pool_alloc(&a);
+        rb[i] = pool_alloc(&b);
+        CHECK(ra[i] && rb[i]);
+    }
+    CHECK_EQ_INT(pool_index_count(&ix), pool_pages(&a) + pool_pages(&b));
+    for (size_t i = 0; i < n; i++) {
+        CHECK(pool_index_owner(&ix, ra[i]) == &a);
+        CHECK(pool_index_owner(&ix, ra[i] + RECORD - 1) == &a); /* any byte of the record */
+        CHECK(pool_index_owner(&ix, rb[i]) == &b);
+    }
+    for (int k = 0; k < 100; k++) { /* malloc chunks of assorted sizes are never claimed */
+        void *m = malloc((size_t)k * 97 + 1);
+        CHECK(pool_index_owner(&ix, m) == NULL);
+        free(m);
+    }
+    int local;
+    CHECK(pool_index_owner(&ix, &local) == NULL);
+    CHECK(pool_index_owner(&ix, NULL) == NULL);
+    /* free a's records in a scattered order: each released page leaves the index, the others
+     * stay found (deletion shifts the probe runs back correctly) */
+    uintptr_t first = (uintptr_t)ra[0];
+    for (size_t i = 0; i < n; i++) {
+        size_t j = (i * 7919) % n;
+        pool_free(&a, ra[j]);
+        ra[j] = NULL;
+        if (i % 97 == 0)
+            for (size_t k = 0; k < n; k++)
+                if (ra[k])
+                    CHECK(pool_index_owner(&ix, ra[k]) == &a);
+    }
+    CHECK_EQ_INT(pool_pages(&a), 1); /* one empty page kept */
+    CHECK_EQ_INT(pool_index_count(&ix), 1 + pool_pages(&b));
+    for (size_t i = 0; i < n; i++)
+        CHECK(pool_index_owner(&ix, rb[i]) == &b);
+    pool_close(&a);
+    CHECK(pool_index_owner(&ix, (const void *)first) == NULL || pool_pages(&a) == 1);
+    for (size_t i = 0; i < n; i++)
+        pool_free(&b, rb[i]);
+    pool_close(&b);
+    CHECK_EQ_INT(pool_pages(&a) + pool_pages(&b), 0);
+    CHECK_EQ_INT(pool_index_count(&ix), 0);
+    CHECK(pool_index_owner(&ix, (const void *)first) == NULL); /* released: no longer claimed */
+    pool_index_free(&ix);
+    free(ra);
+    free(rb);
+}
+
+/* A pool without an index behaves as before and registers nothing. */
+static void test_no_index(void)
+{
+    struct pool p;
+    pool_init(&p, RECORD);
+    CHECK(p.index == NULL);
+    void *r = pool_alloc(&p);
+    CHECK(r != NULL);
+    pool_free(&p, r);
+    pool_close(&p);
+    CHECK_EQ_INT(pool_pages(&p), 0);
+}
+
 int main(void)
 {
     test_fill_and_release();
     test_churn();
     test_poisoned();
+    test_index();
+    test_no_index();
     return test_main_result("test_pool");
 }
