@@ -54,6 +54,8 @@ static struct pool *pool_for(size_t size, const char *reason)
             return &mem.pools[i];
     if (mem.pool_count == LWS_MEMORY_POOLS)
         return NULL;
+    if (mem.pool_count == 0)
+        pool_index_init(&mem.index); /* no pool yet: the index is empty */
     struct pool *p = &mem.pools[mem.pool_count++];
     pool_init(p, slot);
     pool_set_index(p, &mem.index);

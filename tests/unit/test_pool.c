@@ -121,8 +121,9 @@ static void test_poisoned(void)
 #endif
 }
 
-/* Two pools share an index: a record's pool is found from its address, anything else (a malloc
- * chunk, a stack address, NULL, an address in a page already released) is not claimed. */
+/* Two pools share an index: their pages come from its blocks; a record's pool is found from its
+ * address, anything else (a malloc chunk, a stack address, NULL, an address in a page already
+ * released) is not claimed; blocks go when their last page does. */
 static void test_index(void)
 {
     struct pool_index ix;
@@ -141,6 +142,8 @@ static void test_index(void)
         CHECK(ra[i] && rb[i]);
     }
     CHECK_EQ_INT(pool_index_count(&ix), pool_pages(&a) + pool_pages(&b));
+    /* pages come from mapped blocks, 64 each: 40 + a few pages of a, n 24-byte records of b */
+    CHECK_EQ_INT(pool_index_blocks(&ix), (pool_index_count(&ix) + POOL_BLOCK_PAGES - 1) / POOL_BLOCK_PAGES);
     for (size_t i = 0; i < n; i++) {
         CHECK(pool_index_owner(&ix, ra[i]) == &a);
         CHECK(pool_index_owner(&ix, ra[i] + RECORD - 1) == &a); /* any byte of the record */
@@ -177,23 +180,43 @@ static void test_index(void)
     pool_close(&b);
     CHECK_EQ_INT(pool_pages(&a) + pool_pages(&b), 0);
     CHECK_EQ_INT(pool_index_count(&ix), 0);
+    CHECK_EQ_INT(pool_index_blocks(&ix), 0); /* every block unmapped with its last page */
     CHECK(pool_index_owner(&ix, (const void *)first) == NULL); /* released: no longer claimed */
     pool_index_free(&ix);
     free(ra);
     free(rb);
 }
 
-/* A pool without an index behaves as before and registers nothing. */
-static void test_no_index(void)
+/* A pool alone takes its pages from an index of its own: blocks mapped, unmapped with their last
+ * page; closing it frees its table (LeakSanitizer would report it otherwise). */
+static void test_own_index(void)
 {
     struct pool p;
     pool_init(&p, RECORD);
-    CHECK(p.index == NULL);
-    void *r = pool_alloc(&p);
-    CHECK(r != NULL);
-    pool_free(&p, r);
+    CHECK(p.index == &p.own);
+    CHECK_EQ_INT(pool_index_blocks(&p.own), 0); /* maps nothing until asked */
+    size_t n = (POOL_BLOCK_PAGES + 2) * p.per_page; /* two blocks */
+    void **r = calloc(n, sizeof *r);
+    for (size_t i = 0; i < n; i++)
+        CHECK((r[i] = pool_alloc(&p)) != NULL);
+    CHECK_EQ_INT(pool_pages(&p), POOL_BLOCK_PAGES + 2);
+    CHECK_EQ_INT(pool_index_blocks(&p.own), 2);
+    CHECK(pool_index_owner(&p.own, r[n - 1]) == &p);
+    for (size_t i = 0; i < n; i++)
+        pool_free(&p, r[i]);
+    CHECK_EQ_INT(pool_pages(&p), 1); /* one empty page kept, in one block */
+    CHECK_EQ_INT(pool_index_blocks(&p.own), 1);
+    CHECK((r[0] = pool_alloc(&p)) != NULL);
     pool_close(&p);
+    CHECK(p.own.slots != NULL); /* a page is still lent */
+    pool_free(&p, r[0]);
     CHECK_EQ_INT(pool_pages(&p), 0);
+    CHECK(p.own.slots == NULL && pool_index_blocks(&p.own) == 0);
+    struct pool q; /* closed without ever allocating */
+    pool_init(&q, 8);
+    pool_close(&q);
+    CHECK(q.own.slots == NULL);
+    free(r);
 }
 
 int main(void)
@@ -202,6 +225,6 @@ int main(void)
     test_churn();
     test_poisoned();
     test_index();
-    test_no_index();
+    test_own_index();
     return test_main_result("test_pool");
 }
