@@ -32,7 +32,7 @@
  * instead (pool_set_index). Not aligned_alloc: a 16 KiB aligned_alloc takes
  * 32 KiB from malloc's heap and frees the part before the aligned page (8 KiB
  * on average) between chunks that stay, where later small allocations settle
- * for good (measured in docs/BENCHMARKS.md, round of 2026-12-02 06:20). An
+ * for good (measured in docs/BENCHMARKS.md, round of 2026-12-02 06:10). An
  * untouched page of a block costs address space, not memory. Under
  * AddressSanitizer a block is a LeakSanitizer root region, so what pooled
  * records point to is still seen, as in a malloc'd page.
