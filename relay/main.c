@@ -8,6 +8,7 @@
 
 #include "relay/config.h"
 #include "relay/log.h"
+#include "relay/lws_memory.h"
 #include "relay/relay.h"
 
 /* The one thing a signal handler may touch. */
@@ -75,6 +76,7 @@ int main(int argc, char **argv)
         config_free(&cfg);
         return 2;
     }
+    lws_memory_install(); /* before anything of lws allocates */
     lws_set_log_level(cfg.log_level >= LOG_DEBUG ? LLL_ERR | LLL_WARN | LLL_NOTICE : LLL_ERR, lws_line);
 
     /* On the heap: the relay embeds its timer wheel's slot array (about 1 MiB). */
@@ -82,6 +84,7 @@ int main(int argc, char **argv)
     if (!relay || relay_start(relay, &cfg) != 0) {
         if (relay)
             relay_destroy(relay);
+        lws_memory_release();
         free(relay);
         config_free(&cfg);
         log_close();
@@ -94,6 +97,7 @@ int main(int argc, char **argv)
     log_info("relay: shutting down");
     running_relay = NULL;
     relay_destroy(relay);
+    lws_memory_release(); /* after lws_context_destroy (in relay_destroy) */
     free(relay);
     config_free(&cfg);
     log_close();

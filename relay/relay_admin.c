@@ -10,6 +10,7 @@
 #include "relay/core_negotiate.h"
 #include "relay/http.h"
 #include "relay/listener.h"
+#include "relay/lws_memory.h"
 #include "relay/service.h"
 #include "relay/tls.h"
 
@@ -185,6 +186,9 @@ static void relay_render_metrics(struct relay *relay, struct buf *out)
                  "signalr_relay_capture_dropped_total{reason=\"queue_full\"} %llu\nsignalr_relay_capture_truncated_total %llu\n",
                  (unsigned long long)s->capture_files, (unsigned long long)s->capture_skipped,
                  (unsigned long long)s->capture_dropped, (unsigned long long)s->capture_truncated);
+    buf_append(out, text, n > 0 ? (size_t)n : 0);
+    n = snprintf(text, sizeof text, "signalr_relay_lws_pooled_chunks %zu\nsignalr_relay_lws_pool_pages %zu\n",
+                 lws_memory_pooled(), lws_memory_pages());
     buf_append(out, text, n > 0 ? (size_t)n : 0);
     backend_pools_render_metrics(&relay->backends.pools, clock_now_ms(), out);
     service_render_metrics(&relay->service, out);

@@ -40,7 +40,7 @@ RELAY_LAYERS = {
     "config_backends": BOTTOM, "config_help": BOTTOM, "config_restart": BOTTOM, "demo": BOTTOM,
     "capture": BOTTOM, "capture_events": BOTTOM, "capture_file": BOTTOM, "capture_mask": BOTTOM,
     "capture_request": BOTTOM, "capture_writer": BOTTOM, "config_capture": BOTTOM, "config_file": BOTTOM,
-    "http_limits": BOTTOM, "request_head": BOTTOM, "tls_head": BOTTOM, "tls_next_head": BOTTOM, "next_head": BOTTOM, "request_body": BOTTOM, "linger": BOTTOM,
+    "http_limits": BOTTOM, "request_head": BOTTOM, "tls_head": BOTTOM, "tls_next_head": BOTTOM, "next_head": BOTTOM, "request_body": BOTTOM, "linger": BOTTOM, "lws_memory": BOTTOM,
     "hub_channel": MIDDLE, "backend": MIDDLE, "backend_conn": MIDDLE, "backend_pool": MIDDLE,
     "backend_probe": MIDDLE, "proxy_channel": MIDDLE,
     "service": MIDDLE, "service_channel": MIDDLE, "service_server": MIDDLE,

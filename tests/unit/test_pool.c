@@ -1,4 +1,4 @@
-/* test_pool.c - the records' pool: distinct zeroed 8-aligned records, pages filled and released, reuse, close, poisoning. */
+/* test_pool.c - the records' pool: distinct zeroed 8-aligned records, pages filled and released, reuse, close, poisoning, the page index. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,10 +121,110 @@ static void test_poisoned(void)
 #endif
 }
 
+/* Two pools share an index: their pages come from its blocks; a record's pool is found from its
+ * address, anything else (a malloc chunk, a stack address, NULL, an address in a page already
+ * released) is not claimed; blocks go when their last page does. */
+static void test_index(void)
+{
+    struct pool_index ix;
+    pool_index_init(&ix);
+    CHECK(pool_index_owner(&ix, &ix) == NULL); /* empty: no table yet */
+    struct pool a, b;
+    pool_init(&a, RECORD);
+    pool_init(&b, 24);
+    pool_set_index(&a, &ix);
+    pool_set_index(&b, &ix);
+    size_t n = 40 * a.per_page; /* 40 pages of a: the table grows past its first size */
+    char **ra = calloc(n, sizeof *ra), **rb = calloc(n, sizeof *rb);
+    for (size_t i = 0; i < n; i++) {
+        ra[i] = pool_alloc(&a);
+        rb[i] = pool_alloc(&b);
+        CHECK(ra[i] && rb[i]);
+    }
+    CHECK_EQ_INT(pool_index_count(&ix), pool_pages(&a) + pool_pages(&b));
+    /* pages come from mapped blocks, 64 each: 40 + a few pages of a, n 24-byte records of b */
+    CHECK_EQ_INT(pool_index_blocks(&ix), (pool_index_count(&ix) + POOL_BLOCK_PAGES - 1) / POOL_BLOCK_PAGES);
+    for (size_t i = 0; i < n; i++) {
+        CHECK(pool_index_owner(&ix, ra[i]) == &a);
+        CHECK(pool_index_owner(&ix, ra[i] + RECORD - 1) == &a); /* any byte of the record */
+        CHECK(pool_index_owner(&ix, rb[i]) == &b);
+    }
+    for (int k = 0; k < 100; k++) { /* malloc chunks of assorted sizes are never claimed */
+        void *m = malloc((size_t)k * 97 + 1);
+        CHECK(pool_index_owner(&ix, m) == NULL);
+        free(m);
+    }
+    int local;
+    CHECK(pool_index_owner(&ix, &local) == NULL);
+    CHECK(pool_index_owner(&ix, NULL) == NULL);
+    /* free a's records in a scattered order: each released page leaves the index, the others
+     * stay found (deletion shifts the probe runs back correctly) */
+    uintptr_t first = (uintptr_t)ra[0];
+    for (size_t i = 0; i < n; i++) {
+        size_t j = (i * 7919) % n;
+        pool_free(&a, ra[j]);
+        ra[j] = NULL;
+        if (i % 97 == 0)
+            for (size_t k = 0; k < n; k++)
+                if (ra[k])
+                    CHECK(pool_index_owner(&ix, ra[k]) == &a);
+    }
+    CHECK_EQ_INT(pool_pages(&a), 1); /* one empty page kept */
+    CHECK_EQ_INT(pool_index_count(&ix), 1 + pool_pages(&b));
+    for (size_t i = 0; i < n; i++)
+        CHECK(pool_index_owner(&ix, rb[i]) == &b);
+    pool_close(&a);
+    CHECK(pool_index_owner(&ix, (const void *)first) == NULL || pool_pages(&a) == 1);
+    for (size_t i = 0; i < n; i++)
+        pool_free(&b, rb[i]);
+    pool_close(&b);
+    CHECK_EQ_INT(pool_pages(&a) + pool_pages(&b), 0);
+    CHECK_EQ_INT(pool_index_count(&ix), 0);
+    CHECK_EQ_INT(pool_index_blocks(&ix), 0); /* every block unmapped with its last page */
+    CHECK(pool_index_owner(&ix, (const void *)first) == NULL); /* released: no longer claimed */
+    pool_index_free(&ix);
+    free(ra);
+    free(rb);
+}
+
+/* A pool alone takes its pages from an index of its own: blocks mapped, unmapped with their last
+ * page; closing it frees its table (LeakSanitizer would report it otherwise). */
+static void test_own_index(void)
+{
+    struct pool p;
+    pool_init(&p, RECORD);
+    CHECK(p.index == &p.own);
+    CHECK_EQ_INT(pool_index_blocks(&p.own), 0); /* maps nothing until asked */
+    size_t n = (POOL_BLOCK_PAGES + 2) * p.per_page; /* two blocks */
+    void **r = calloc(n, sizeof *r);
+    for (size_t i = 0; i < n; i++)
+        CHECK((r[i] = pool_alloc(&p)) != NULL);
+    CHECK_EQ_INT(pool_pages(&p), POOL_BLOCK_PAGES + 2);
+    CHECK_EQ_INT(pool_index_blocks(&p.own), 2);
+    CHECK(pool_index_owner(&p.own, r[n - 1]) == &p);
+    for (size_t i = 0; i < n; i++)
+        pool_free(&p, r[i]);
+    CHECK_EQ_INT(pool_pages(&p), 1); /* one empty page kept, in one block */
+    CHECK_EQ_INT(pool_index_blocks(&p.own), 1);
+    CHECK((r[0] = pool_alloc(&p)) != NULL);
+    pool_close(&p);
+    CHECK(p.own.slots != NULL); /* a page is still lent */
+    pool_free(&p, r[0]);
+    CHECK_EQ_INT(pool_pages(&p), 0);
+    CHECK(p.own.slots == NULL && pool_index_blocks(&p.own) == 0);
+    struct pool q; /* closed without ever allocating */
+    pool_init(&q, 8);
+    pool_close(&q);
+    CHECK(q.own.slots == NULL);
+    free(r);
+}
+
 int main(void)
 {
     test_fill_and_release();
     test_churn();
     test_poisoned();
+    test_index();
+    test_own_index();
     return test_main_result("test_pool");
 }
