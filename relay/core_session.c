@@ -633,7 +633,7 @@ struct core_session *core_session_create(struct core_sessions *table, struct lws
     }
     list_push_back(&table->all, &s->link);
     s->table->loop->stats.sessions_active++;
-    capture_session_begin(wsi, &s->capture);
+    core_session_capture_begin(s, wsi);
     return s;
 }
 
@@ -693,6 +693,6 @@ void core_session_destroy(struct core_session *s)
     s->table->loop->stats.sessions_active--;
     s->table->loop->stats.sessions_closed++;
     pending_free(s);
-    capture_session_end(&s->capture);
+    core_session_extra_free(s);
     pool_free(&s->table->records, s);
 }

@@ -16,8 +16,8 @@
 
 static void sse_kick(struct core_session *s)
 {
-    if (s->request)
-        lws_callback_on_writable(s->request->wsi);
+    if (s->extra->request)
+        lws_callback_on_writable(s->extra->request->wsi);
 }
 
 const struct core_transport core_sse_transport = {

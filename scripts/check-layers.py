@@ -44,7 +44,7 @@ RELAY_LAYERS = {
     "hub_channel": MIDDLE, "backend": MIDDLE, "backend_conn": MIDDLE, "backend_pool": MIDDLE,
     "backend_probe": MIDDLE, "proxy_channel": MIDDLE,
     "service": MIDDLE, "service_channel": MIDDLE, "service_server": MIDDLE,
-    "core_negotiate": TOP, "core_session": TOP, "core_client_copy": TOP, "core_sessions": TOP, "core_stateful": TOP, "core_ws": TOP, "legacy": TOP, "legacy_session": TOP, "legacy_session_links": TOP, "legacy_invoke": TOP, "legacy_table": TOP, "legacy_link": TOP, "legacy_identity": TOP,
+    "core_negotiate": TOP, "core_session": TOP, "core_client_copy": TOP, "core_sessions": TOP, "core_session_extra": TOP, "core_stateful": TOP, "core_ws": TOP, "legacy": TOP, "legacy_session": TOP, "legacy_session_links": TOP, "legacy_invoke": TOP, "legacy_table": TOP, "legacy_link": TOP, "legacy_identity": TOP,
     "legacy_start": TOP, "legacy_authorize": TOP, "relay": TOP, "relay_admin": TOP, "relay_reload": TOP, "main": TOP, "service_client": TOP,
 }
 
