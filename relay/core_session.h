@@ -138,7 +138,7 @@ void core_session_capture_begin(struct core_session *s, struct lws *wsi);
 void core_session_extra_free(struct core_session *s);
 
 /* Held as long as the client: its small fields share the first two words
- * (240 bytes on x86-64, from table->records). */
+ * (224 bytes on x86-64, from table->records). */
 struct core_session {
     enum wsi_role role;                /* WSI_ROLE_CORE_SESSION */
     enum wsmsg_close_state ws_close;   /* WebSockets: the relay's lingering close (relay/wsmsg.h) */
@@ -154,6 +154,9 @@ struct core_session {
     bool stateful_offered : 1;         /* negotiate answered useStatefulReconnect: true */
     bool client_closed : 1;            /* the client's WebSocket Close frame came */
     bool pinged_last : 1;              /* the last message to the client was the relay's own Ping */
+    bool keepalive_armed : 1;          /* keepalive_due is set (else: no deadline) */
+    bool timeout_armed : 1;            /* timeout_due is set */
+    bool disconnect_armed : 1;         /* disconnect_due is set */
     enum hub_protocol protocol;
     struct list_node link;             /* in core_sessions.all */
     struct core_sessions *table;       /* table->loop is the session's loop */
@@ -168,16 +171,18 @@ struct core_session {
     struct msg_queue to_client;
     struct wsmsg *rx_partial;
 
-    /* One wheel entry for the session's three deadlines (CORE_NO_DEADLINE: not armed), armed
+    /* One wheel entry for the session's three deadlines (each with its *_armed bit), armed
      * for the earliest (core_session_rearm): the keepalive; the handshake timeout, then the
      * hub's answer to it and the client timeout, then the close timeout; the transport's
-     * disconnect deadline (SSE, long polling, a stateful client away: its timer_due). */
+     * disconnect deadline (SSE, long polling, a stateful client away: its timer_due). The
+     * deadlines and last_received are 32-bit times (relay/clock32.h: every one is at most
+     * 86,400 s away, so they stay exact however long the relay runs). */
     struct timer_entry timer;
-    uint64_t keepalive_due_ms;
-    uint64_t timeout_due_ms;
-    uint64_t disconnect_due_ms;
+    uint32_t keepalive_due;
+    uint32_t timeout_due;
+    uint32_t disconnect_due;
+    uint32_t last_received;            /* when the client last sent anything */
     uint64_t last_sent_ms;
-    uint64_t last_received_ms;
 
     struct core_session_extra *extra;  /* what only some sessions use (above), or NULL */
     /* For logs: the hub's id, or "-". Ids are 22 characters (ASP.NET Core's and the relay's own);
@@ -201,7 +206,7 @@ void core_session_disconnect_at(struct core_session *s, uint64_t when);
 void core_session_disconnect_cancel(struct core_session *s);
 static inline bool core_session_disconnect_armed(const struct core_session *s)
 {
-    return s->disconnect_due_ms != CORE_NO_DEADLINE;
+    return s->disconnect_armed;
 }
 /* The client's WebSocket is gone (stateful, relay/core_stateful.c): no keepalive, no timeout. */
 void core_session_client_deadlines_off(struct core_session *s);

@@ -35,7 +35,7 @@ OPENSSL_ALLOWED_IN_PROTOCOL = {"protocol/convert.c": {"openssl/evp.h"}}
 BOTTOM, MIDDLE, TOP = 0, 1, 2
 LAYER_NAMES = {BOTTOM: "bottom", MIDDLE: "middle", TOP: "top"}
 RELAY_LAYERS = {
-    "clock": BOTTOM, "log": BOTTOM, "config": BOTTOM, "loop": BOTTOM, "listener": BOTTOM, "wsmsg": BOTTOM,
+    "clock": BOTTOM, "clock32": BOTTOM, "log": BOTTOM, "config": BOTTOM, "loop": BOTTOM, "listener": BOTTOM, "wsmsg": BOTTOM,
     "http": BOTTOM, "wsi_role": BOTTOM, "tls": BOTTOM, "resolver": BOTTOM, "ares_ev": BOTTOM,
     "config_backends": BOTTOM, "config_help": BOTTOM, "config_restart": BOTTOM, "demo": BOTTOM,
     "capture": BOTTOM, "capture_events": BOTTOM, "capture_file": BOTTOM, "capture_mask": BOTTOM,
