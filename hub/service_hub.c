@@ -140,12 +140,12 @@ size_t svc_hub_remove_server(struct svc_hub *hub, struct svc_server_conn *s, svc
 
 enum hub_status svc_hub_add_client(struct svc_hub *hub, struct svc_client *c, struct span id,
                                    enum svc_protocol protocol, struct span user_id,
-                                   struct svc_server_conn *server, void *owner)
+                                   struct svc_server_conn *server)
 {
     memset(c, 0, sizeof(*c));
     if (protocol < 0 || protocol >= SVC_PROTOCOL_COUNT || !server)
         return HUB_ERR_VALUE;
-    enum hub_status st = hub_conn_init(&c->conn, id, owner);
+    enum hub_status st = hub_conn_init(&c->conn, id);
     if (st != HUB_OK)
         return st;
     if ((st = conn_table_add(&hub->clients, &c->conn)) != HUB_OK)

@@ -71,7 +71,7 @@ struct svc_server_conn {
     void *owner;                /* the relay's object; never touched here */
 };
 
-/* One client connection. conn.owner is the relay's object. */
+/* One client connection, embedded in the relay's object (found from it by container_of). */
 struct svc_client {
     struct hub_conn conn;            /* id, user, groups */
     struct hub_conn_link all_link;   /* in hub->clients_list: broadcasts walk it */
@@ -146,7 +146,7 @@ size_t svc_hub_remove_server(struct svc_hub *hub, struct svc_server_conn *s, svc
  * Nothing is changed on failure. */
 enum hub_status svc_hub_add_client(struct svc_hub *hub, struct svc_client *c, struct span id,
                                    enum svc_protocol protocol, struct span user_id,
-                                   struct svc_server_conn *server, void *owner);
+                                   struct svc_server_conn *server);
 
 /* Takes the client out of its groups, user, server connection and the hub. */
 void svc_hub_remove_client(struct svc_hub *hub, struct svc_client *c);

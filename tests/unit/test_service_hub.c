@@ -79,7 +79,7 @@ static char user_ids[NUSER][16];
 
 static int client_slot(const struct svc_client *c)
 {
-    return (int)((const struct ref_client *)c->conn.owner - R.clients);
+    return (int)(list_container_of(c, const struct ref_client, c) - R.clients);
 }
 
 /* ---- operations ---- */
@@ -166,7 +166,7 @@ static void op_add_client(int k)
     c->user = pick(3) ? pick(NUSER) : -1;
     c->protocol = (enum svc_protocol)pick(SVC_PROTOCOL_COUNT);
     EXPECT(svc_hub_add_client(&R.hub, &c->c, span_make(c->id, HUB_CONN_ID_LEN), c->protocol,
-                              c->user >= 0 ? span_from_cstr(user_ids[c->user]) : SPAN_NONE, s, c) == HUB_OK);
+                              c->user >= 0 ? span_from_cstr(user_ids[c->user]) : SPAN_NONE, s) == HUB_OK);
     c->alive = true;
     c->server = si;
     memset(c->member, 0, sizeof c->member);
@@ -441,7 +441,7 @@ static void test_spread(void)
         struct svc_server_conn *srv = svc_hub_pick_server(&hub, SPAN_NONE, false);
         CHECK(srv == &s[i % 5]);
         CHECK_EQ_INT(svc_hub_add_client(&hub, &c[i], span_make(id, HUB_CONN_ID_LEN), SVC_PROTOCOL_JSON,
-                                        SPAN_NONE, srv, NULL),
+                                        SPAN_NONE, srv),
                      HUB_OK);
     }
     svc_hub_remove_client(&hub, &c[7]); /* s[2] now has one client */
@@ -454,10 +454,10 @@ static void test_spread(void)
     CHECK(svc_hub_pick_server(&hub, SPAN_LIT("other"), false) != NULL);
     CHECK(svc_hub_pick_server(&hub, SPAN_LIT("app"), true) != NULL);
     /* a bad id or a taken one changes nothing */
-    CHECK_EQ_INT(svc_hub_add_client(&hub, &c[10], SPAN_LIT("short"), SVC_PROTOCOL_JSON, SPAN_NONE, &s[0], NULL),
+    CHECK_EQ_INT(svc_hub_add_client(&hub, &c[10], SPAN_LIT("short"), SVC_PROTOCOL_JSON, SPAN_NONE, &s[0]),
                  HUB_ERR_VALUE);
     CHECK_EQ_INT(svc_hub_add_client(&hub, &c[10], hub_conn_id(&c[0].conn), SVC_PROTOCOL_JSON, SPAN_NONE,
-                                    &s[0], NULL),
+                                    &s[0]),
                  HUB_ALREADY);
     CHECK_EQ_INT(s[0].client_count, 2);
     for (int i = 0; i < 5; i++)
@@ -500,7 +500,7 @@ static void test_remove_during_send(void)
         char id[HUB_CONN_ID_LEN + 1];
         snprintf(id, sizeof id, "member%016d", i);
         CHECK_EQ_INT(svc_hub_add_client(&hub, &c[i], span_make(id, HUB_CONN_ID_LEN), SVC_PROTOCOL_MESSAGEPACK,
-                                        SPAN_LIT("u"), &s, NULL),
+                                        SPAN_LIT("u"), &s),
                      HUB_OK);
         CHECK_EQ_INT(svc_hub_join(&hub, span_make(id, HUB_CONN_ID_LEN), SPAN_LIT("g")), SVC_ACK_OK);
     }
@@ -567,7 +567,7 @@ static void test_stamp_wrap(void)
         char id[HUB_CONN_ID_LEN + 1];
         snprintf(id, sizeof id, "wrapped%015d", i);
         CHECK_EQ_INT(svc_hub_add_client(&hub, &c[i], span_make(id, HUB_CONN_ID_LEN), SVC_PROTOCOL_MESSAGEPACK,
-                                        SPAN_NONE, &s, NULL),
+                                        SPAN_NONE, &s),
                      HUB_OK);
         CHECK_EQ_INT(svc_hub_join(&hub, span_make(id, HUB_CONN_ID_LEN), SPAN_LIT("g")), SVC_ACK_OK);
     }
