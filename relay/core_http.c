@@ -263,7 +263,7 @@ static int handle_delete(struct core_sessions *table, struct lws *wsi, const cha
                                                   : http_respond_text(cfg, wsi, 404, TEXT_NO_CONNECTION);
     if (s->transport->kind != CORE_TRANSPORT_LONG_POLLING)
         return http_respond_text(cfg, wsi, 400, TEXT_NO_DELETE);
-    log_conn_debug(s->connection_id, s->endpoint->name, "session: long polling ended by DELETE");
+    log_conn_debug(core_session_id(s), s->endpoint->name, "session: long polling ended by DELETE");
     core_session_client_gone(s); /* a waiting poll answers 204 */
     return http_respond_text(cfg, wsi, 202, "");
 }
@@ -308,7 +308,7 @@ void core_http_closed(void *owner)
         s->extra->request = NULL;
         if (req->sse) {
             /* The client closed its event stream: the connection is over. */
-            log_conn_debug(s->connection_id, s->endpoint->name, "session: SSE stream closed by the client");
+            log_conn_debug(core_session_id(s), s->endpoint->name, "session: SSE stream closed by the client");
             core_session_client_gone(s);
         } else {
             /* A poll that vanished: the client has the disconnect timeout to poll again. */
@@ -361,6 +361,6 @@ void core_http_timer_due(struct core_session *s)
         core_longpoll_timer_due(s);
         return;
     }
-    log_conn_info(s->connection_id, s->endpoint->name, "session: no event stream for %u ms, closing", s->table->loop->cfg->disconnect_timeout_ms);
+    log_conn_info(core_session_id(s), s->endpoint->name, "session: no event stream for %u ms, closing", s->table->loop->cfg->disconnect_timeout_ms);
     core_session_client_gone(s);
 }

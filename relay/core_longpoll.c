@@ -104,7 +104,7 @@ int core_longpoll_writeable(struct core_http_request *req)
         return rc;
     }
     if (core_session_done(s)) { /* the connection ended and everything went out */
-        log_conn_debug(s->connection_id, s->endpoint->name, "session: long polling ends");
+        log_conn_debug(core_session_id(s), s->endpoint->name, "session: long polling ends");
         core_session_client_gone(s);
         return http_respond_captured(&answer, wsi, 204, "text/plain", "", 0);
     }
@@ -119,6 +119,6 @@ void core_longpoll_timer_due(struct core_session *s)
         http_answer_ready(s->extra->request->wsi);
         return;
     }
-    log_conn_info(s->connection_id, s->endpoint->name, "session: no poll for %u ms, closing", s->table->loop->cfg->disconnect_timeout_ms);
+    log_conn_info(core_session_id(s), s->endpoint->name, "session: no poll for %u ms, closing", s->table->loop->cfg->disconnect_timeout_ms);
     core_session_client_gone(s);
 }

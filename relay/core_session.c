@@ -82,7 +82,7 @@ static void send_bytes_to_client(struct core_session *s, const char *data, size_
         return;
     }
     s->table->loop->stats.out_of_memory_closes++;
-    log_conn_warn(s->connection_id, s->endpoint->name, "session: out of memory for a message to the client; closing");
+    log_conn_warn(core_session_id(s), s->endpoint->name, "session: out of memory for a message to the client; closing");
     close_after_flush(s);
 }
 
@@ -97,6 +97,7 @@ static void close_after_flush(struct core_session *s)
     s->timeout_due = clock32(clock_now_ms() + RELAY_CLOSE_TIMEOUT_MS), s->timeout_armed = true;
     core_session_rearm(s);
     if (s->channel) {
+        core_session_keep_id(s, hub_channel_id(s->channel));
         hub_channel_close(s->channel, NULL);
         s->channel = NULL;
     }
@@ -113,7 +114,7 @@ static void fail_handshake(struct core_session *s, const char *text)
         send_bytes_to_client(s, out.data, out.len, s->state == CORE_OPEN && is_binary(s));
     buf_free(&out);
     s->handshake_answered = true;
-    log_conn_info(s->connection_id, s->endpoint->name, "session: handshake refused: %s", text);
+    log_conn_info(core_session_id(s), s->endpoint->name, "session: handshake refused: %s", text);
     close_after_flush(s);
 }
 
@@ -260,7 +261,7 @@ static void core_arm_open_timeout(struct core_session *s)
 static void core_timeout_due(struct core_session *s, uint64_t now)
 {
     if (s->state == CORE_CLOSING) {
-        log_conn_info(s->connection_id, s->endpoint->name, "session: the client did not take its last messages within %d ms; closing its socket",
+        log_conn_info(core_session_id(s), s->endpoint->name, "session: the client did not take its last messages within %d ms; closing its socket",
                  RELAY_CLOSE_TIMEOUT_MS);
         if (s->wsi)
             lws_set_timeout(s->wsi, PENDING_TIMEOUT_CLOSE_SEND, LWS_TO_KILL_ASYNC);
@@ -273,13 +274,13 @@ static void core_timeout_due(struct core_session *s, uint64_t now)
     if (s->state != CORE_OPEN)
         return;
     if (!s->handshake_answered && now >= s->pending->hub_answer_due_ms) {
-        log_conn_info(s->connection_id, s->endpoint->name, "session: hub %s did not answer the handshake within %u ms, closing",
+        log_conn_info(core_session_id(s), s->endpoint->name, "session: hub %s did not answer the handshake within %u ms, closing",
                  s->endpoint->name, s->table->loop->cfg->handshake_timeout_ms);
         report_hub_loss(s, "it did not answer the handshake in time");
         return;
     }
     if (s->client_pinged && clock32_since(s->last_received, now) >= s->table->loop->cfg->client_timeout_ms) {
-        log_conn_info(s->connection_id, s->endpoint->name, "session: client silent for %u ms, closing", s->table->loop->cfg->client_timeout_ms);
+        log_conn_info(core_session_id(s), s->endpoint->name, "session: client silent for %u ms, closing", s->table->loop->cfg->client_timeout_ms);
         close_with_error(s, "Connection closed with an error.", true);
         return;
     }
@@ -319,6 +320,8 @@ static void open_channel(struct core_session *s)
     s->channel = hub_channel_open(s->endpoint, &client, &core_channel_ops, s, &why);
     /* The channel keeps its own copies: an idle session holds none of this. */
     s->pending->client = NULL;
+    if (!s->channel)
+        core_session_keep_id(s, c->connection_id);
     hub_client_copy_free(c);
     if (!s->channel)
         report_hub_loss(s, why);
@@ -327,9 +330,8 @@ static void open_channel(struct core_session *s)
 static void hub_opened(void *owner, const char *connection_id)
 {
     struct core_session *s = owner;
-    if (connection_id[0])
-        snprintf(s->connection_id, sizeof s->connection_id, "%s", connection_id);
-    log_conn_info(s->connection_id, s->endpoint->name, "session: connected, hub channel open");
+    (void)connection_id; /* the channel's own, read through it (core_session_id) */
+    log_conn_info(core_session_id(s), s->endpoint->name, "session: connected, hub channel open");
 }
 
 /* Notes what the relay must know about the hub's traffic: its handshake
@@ -395,6 +397,7 @@ static void hub_message(void *owner, struct wsmsg *msg)
 static void hub_ended(void *owner, const char *why)
 {
     struct core_session *s = owner;
+    core_session_keep_id(s, hub_channel_id(s->channel)); /* still valid during the call */
     s->channel = NULL;
     if (s->state == CORE_CLOSING)
         return;
@@ -402,7 +405,7 @@ static void hub_ended(void *owner, const char *why)
         close_after_flush(s);
         return;
     }
-    log_conn_info(s->connection_id, s->endpoint->name, "session: hub channel lost: %s", why ? why : "closed by the backend");
+    log_conn_info(core_session_id(s), s->endpoint->name, "session: hub channel lost: %s", why ? why : "closed by the backend");
     report_hub_loss(s, why ? why : "the backend closed the connection");
 }
 
@@ -622,9 +625,6 @@ struct core_session *core_session_create(struct core_sessions *table, struct lws
     buf_init(&s->pending->handshake);
     msg_queue_init(&s->to_client);
     timer_entry_init(&s->timer, core_timer_due);
-    snprintf(s->connection_id, sizeof s->connection_id, "-");
-    if (c->connection_id)
-        snprintf(s->connection_id, sizeof s->connection_id, "%s", c->connection_id);
     if (negotiation) {
         s->stateful_offered = negotiation->stateful;
         core_negotiation_free(negotiation);
@@ -679,7 +679,7 @@ void core_session_client_gone(struct core_session *s)
 
 void core_session_destroy(struct core_session *s)
 {
-    log_conn_info(s->connection_id, s->endpoint->name, "session: closed");
+    log_conn_info(core_session_id(s), s->endpoint->name, "session: closed");
     timer_cancel(&s->timer);
     core_stateful_free(s);
     core_session_unregister(s);

@@ -115,8 +115,9 @@ struct core_pending {
  * need and freed with the session, so that a plain WebSocket client (service mode's, a proxied
  * one that skipped negotiation) holds none of it: the token (SSE, long polling, a negotiated
  * WebSocket, a stateful one), the HTTP transports' requests, --capture's file, stateful
- * reconnect's state. Every SSE and long-polling session has one (registered by
- * core_session_create_http), and so has every session found by its token. 72 bytes on x86-64. */
+ * reconnect's state, the connection id for the logs of a session that outlives its hub channel.
+ * Every SSE and long-polling session has one (registered by core_session_create_http), and so
+ * has every session found by its token. 80 bytes on x86-64. */
 struct core_session_extra {
     struct core_session *session;
     /* The token the requests carry (SSE, long polling; a WebSocket's negotiated
@@ -127,10 +128,16 @@ struct core_session_extra {
     struct core_http_post *post_held;   /* a POST whose answer waits for `drained` */
     struct capture_file *capture;       /* --capture: the file this connection records into, or NULL */
     struct core_stateful *stateful;     /* stateful reconnect (relay/core_stateful.c), or NULL */
+    char *kept_id;                      /* the hub's id for the logs once the channel is gone (owned), or NULL */
 };
 
 /* s's extra part, allocated now if it had none; NULL when out of memory (relay/core_session_extra.c). */
 struct core_session_extra *core_session_extra(struct core_session *s);
+/* For logs: the id the hub knows the client by (its channel's, else the one kept when the
+ * channel went, else the negotiated one until the channel opens), or "-". */
+const char *core_session_id(const struct core_session *s);
+/* The channel is going (its id, for the logs from now on, is kept in the extra part). */
+void core_session_keep_id(struct core_session *s, const char *id);
 /* --capture: the file the connection on wsi records into, if any, kept in s's extra part. */
 void core_session_capture_begin(struct core_session *s, struct lws *wsi);
 /* The extra part goes (with the session): its capture file is released; the token and the
@@ -138,7 +145,7 @@ void core_session_capture_begin(struct core_session *s, struct lws *wsi);
 void core_session_extra_free(struct core_session *s);
 
 /* Held as long as the client: its small fields share the first two words
- * (224 bytes on x86-64, from table->records). */
+ * (200 bytes on x86-64, from table->records). */
 struct core_session {
     enum wsi_role role;                /* WSI_ROLE_CORE_SESSION */
     enum wsmsg_close_state ws_close;   /* WebSockets: the relay's lingering close (relay/wsmsg.h) */
@@ -185,9 +192,6 @@ struct core_session {
     uint64_t last_sent_ms;
 
     struct core_session_extra *extra;  /* what only some sessions use (above), or NULL */
-    /* For logs: the hub's id, or "-". Ids are 22 characters (ASP.NET Core's and the relay's own);
-     * a longer one would be cut in the logs only. */
-    char connection_id[24];
 };
 
 /* Service mode: who the client is, as the relay verified it before the

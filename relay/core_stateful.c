@@ -83,7 +83,7 @@ void core_stateful_start(struct core_session *s, int version)
     struct core_session_extra *x = core_session_extra(s);
     struct core_stateful *st = x ? calloc(1, sizeof *st) : NULL;
     if (!st) {
-        log_warn("session %s: out of memory for stateful reconnect; the client cannot resume", s->connection_id);
+        log_warn("session %s: out of memory for stateful reconnect; the client cannot resume", core_session_id(s));
         return;
     }
     stateful_buffer_init(&st->buf, s->table->loop->cfg->stateful_buffer_bytes);
@@ -148,7 +148,7 @@ bool core_stateful_from_hub(struct core_session *s, struct wsmsg *m, bool first)
     if (!stateful_buffer_sent(&st->buf, data, len, numbered)) {
         wsmsg_free(m);
         s->table->loop->stats.out_of_memory_closes++;
-        log_warn("session %s: out of memory keeping a message for stateful reconnect; closing", s->connection_id);
+        log_warn("session %s: out of memory keeping a message for stateful reconnect; closing", core_session_id(s));
         core_session_fail(s, "Connection closed with an error. The relay ran out of memory.");
         return false;
     }
@@ -195,7 +195,7 @@ struct wsmsg *core_stateful_from_client(struct core_session *s, struct wsmsg *m)
         if (v == STATEFUL_INVALID) {
             buf_free(&kept);
             wsmsg_free(m);
-            log_info("session %s: the client's Sequence names a message it never sent; closing", s->connection_id);
+            log_info("session %s: the client's Sequence names a message it never sent; closing", core_session_id(s));
             core_session_fail(s, "Connection closed with an error. Sequence ID greater than amount of messages we've received.");
             return NULL;
         }
@@ -254,7 +254,7 @@ static void away_timer_due(struct core_session *s)
         s->wsi = NULL;
     }
     if (s->state != CORE_CLOSING)
-        log_info("session %s: the client did not come back within %u ms; ending it", s->connection_id,
+        log_info("session %s: the client did not come back within %u ms; ending it", core_session_id(s),
                  s->table->loop->cfg->disconnect_timeout_ms);
     core_session_destroy(s);
 }
@@ -304,7 +304,7 @@ void core_session_ws_closed(struct core_session *s)
         return;
     }
     log_info("session %s: the client's WebSocket dropped; keeping the hub link for %u ms (stateful reconnect)",
-             s->connection_id, s->table->loop->cfg->disconnect_timeout_ms);
+             core_session_id(s), s->table->loop->cfg->disconnect_timeout_ms);
     go_away(s);
 }
 
@@ -371,7 +371,7 @@ bool core_stateful_resumed(struct core_session *s)
     st->holding = false; /* the client's buffer exists: it dropped a connection */
     if (core_session_send_own(s, &seq))
         queue_kept(s, &resent);
-    log_info("session %s: the client is back (stateful reconnect): Sequence %lld, %zu messages resent", s->connection_id,
+    log_info("session %s: the client is back (stateful reconnect): Sequence %lld, %zu messages resent", core_session_id(s),
              (long long)seq.sequence_id, resent);
     if (st->buf.latest_received > 0)
         loop_timer_schedule(s->table->loop, &st->ack_timer, clock_now_ms() + ACK_DELAY_MS);

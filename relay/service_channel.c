@@ -628,8 +628,13 @@ static void service_close(struct hub_channel *base, const char *error)
     channel_free(ch);
 }
 
+static const char *service_id(const struct hub_channel *base)
+{
+    return CH_ID((const struct service_channel *)base);
+}
+
 static const struct hub_channel_class service_class = {
-    service_begin, service_send, service_pause, service_close,
+    service_begin, service_send, service_pause, service_close, service_id,
 };
 
 /* ------------------------------------------------------- named endpoint */
