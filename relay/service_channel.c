@@ -56,7 +56,7 @@ static const char *const refusal_texts[] = {
 };
 
 /* One per service-mode client, held as long as the client: its small fields
- * share one word (264 bytes on x86-64, from the service's pool). */
+ * share one word (248 bytes on x86-64, from the service's pool). */
 struct service_channel {
     struct hub_channel base;
     struct service_hub *hub;
