@@ -19,7 +19,7 @@ static bool is_valid_conn_id(struct span id)
     return true;
 }
 
-enum hub_status hub_conn_init(struct hub_conn *conn, struct span id, void *owner)
+enum hub_status hub_conn_init(struct hub_conn *conn, struct span id)
 {
     if (!is_valid_conn_id(id))
         return HUB_ERR_VALUE;
@@ -29,7 +29,6 @@ enum hub_status hub_conn_init(struct hub_conn *conn, struct span id, void *owner
     list_init_node(&conn->user_link.node);
     conn->user_link.conn = conn;
     list_init_head(&conn->memberships);
-    conn->owner = owner;
     return HUB_OK;
 }
 

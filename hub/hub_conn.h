@@ -2,7 +2,7 @@
  * table of connections by public id.
  *
  * A hub_conn is plain state owned by the relay (embedded in its connection
- * object or allocated beside it; `owner` points back). It owns its public id
+ * object, which finds itself from it by container_of: no pointer back). It owns its public id
  * inline and, while attached to a user, a copy of the user id. The lists it
  * sits on are intrusive: its memberships (group.c) and its link in its user's
  * list (user.c), so disconnecting walks only what this connection joined.
@@ -38,13 +38,11 @@ struct hub_conn {
     /* Managed by group.c. */
     struct list_node memberships;  /* struct group_membership.conn_link */
     size_t group_count;
-
-    void *owner;                   /* the relay's connection object; never touched here */
 };
 
 /* Initialises conn with its public id (exactly HUB_CONN_ID_LEN base64url
  * characters, else HUB_ERR_VALUE) and no user or groups. Allocates nothing. */
-enum hub_status hub_conn_init(struct hub_conn *conn, struct span id, void *owner);
+enum hub_status hub_conn_init(struct hub_conn *conn, struct span id);
 
 static inline struct span hub_conn_id(const struct hub_conn *conn)
 {

@@ -71,7 +71,6 @@ enum hub_status svc_hub_add_server(struct svc_hub *hub, struct svc_server_conn *
         memset(s, 0, sizeof(*s));
         return HUB_ERR_NOMEM;
     }
-    list_init_head(&s->clients);
     s->accepting = true;
     s->owner = owner;
     list_push_back(&hub->servers, &s->hub_link);
@@ -120,14 +119,24 @@ struct svc_server_conn *svc_hub_pick_server(struct svc_hub *hub, struct span pre
 size_t svc_hub_remove_server(struct svc_hub *hub, struct svc_server_conn *s, svc_client_fn fn, void *ctx)
 {
     size_t removed = 0;
-    s->accepting = false;
-    while (!list_is_empty(&s->clients)) {
-        struct svc_client *c = list_container_of(s->clients.next, struct svc_client, server_link);
+    s->accepting = false; /* so no client joins s during the walk */
+    /* The hub's clients, those bound to s: a server connection goes rarely (an app stopping or
+     * restarting), so its clients are found in the hub's list rather than each client
+     * carrying a link in a list of its server's (16 bytes per client). fn may remove any
+     * client: the iteration is safe against it. */
+    struct conn_list_iter it;
+    struct hub_conn *conn;
+    conn_list_iter_begin(&it, &hub->clients_list);
+    while (s->client_count > 0 && (conn = conn_list_iter_next(&it)) != NULL) {
+        struct svc_client *c = svc_client_of(conn);
+        if (c->server != s)
+            continue;
         svc_hub_remove_client(hub, c);
         removed++;
         if (fn)
             fn(ctx, c);
     }
+    conn_list_iter_end(&it);
     list_unlink(&s->hub_link);
     hub->server_count--;
     free(s->conn_id);
@@ -140,12 +149,12 @@ size_t svc_hub_remove_server(struct svc_hub *hub, struct svc_server_conn *s, svc
 
 enum hub_status svc_hub_add_client(struct svc_hub *hub, struct svc_client *c, struct span id,
                                    enum svc_protocol protocol, struct span user_id,
-                                   struct svc_server_conn *server, void *owner)
+                                   struct svc_server_conn *server)
 {
     memset(c, 0, sizeof(*c));
     if (protocol < 0 || protocol >= SVC_PROTOCOL_COUNT || !server)
         return HUB_ERR_VALUE;
-    enum hub_status st = hub_conn_init(&c->conn, id, owner);
+    enum hub_status st = hub_conn_init(&c->conn, id);
     if (st != HUB_OK)
         return st;
     if ((st = conn_table_add(&hub->clients, &c->conn)) != HUB_OK)
@@ -158,7 +167,6 @@ enum hub_status svc_hub_add_client(struct svc_hub *hub, struct svc_client *c, st
     c->server = server;
     c->all_link.conn = &c->conn;
     list_push_back(&hub->clients_list, &c->all_link.node);
-    list_push_back(&server->clients, &c->server_link);
     server->client_count++;
     return HUB_OK;
 }
@@ -169,7 +177,6 @@ void svc_hub_remove_client(struct svc_hub *hub, struct svc_client *c)
     user_detach(&c->conn);
     conn_table_remove(&hub->clients, &c->conn);
     list_unlink(&c->all_link.node);
-    list_unlink(&c->server_link);
     c->server->client_count--;
     c->server = NULL;
 }

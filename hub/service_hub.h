@@ -62,8 +62,7 @@ const char *svc_protocol_name(enum svc_protocol p);
 /* One server connection of one app server. */
 struct svc_server_conn {
     struct list_node hub_link;  /* in hub->servers */
-    struct list_node clients;   /* struct svc_client.server_link */
-    size_t client_count;
+    size_t client_count;        /* its clients (svc_client.server == this), found in the hub's list */
     uint64_t picked_at;         /* hub pick counter when last given a client; 0 = never */
     bool accepting;             /* takes new clients (false after shutdown fin:N) */
     char *conn_id;              /* the cid of its URL; owned */
@@ -71,11 +70,10 @@ struct svc_server_conn {
     void *owner;                /* the relay's object; never touched here */
 };
 
-/* One client connection. conn.owner is the relay's object. */
+/* One client connection, embedded in the relay's object (found from it by container_of). */
 struct svc_client {
     struct hub_conn conn;            /* id, user, groups */
     struct hub_conn_link all_link;   /* in hub->clients_list: broadcasts walk it */
-    struct list_node server_link;    /* in server->clients */
     struct svc_server_conn *server;
     enum svc_protocol protocol;
     /* 32 bits are enough: the stamps are only compared for equality with the
@@ -135,7 +133,9 @@ static inline void svc_server_stop_accepting(struct svc_server_conn *s) { s->acc
 typedef void (*svc_client_fn)(void *ctx, struct svc_client *client);
 
 /* Unlinks s, removes every client bound to it (each handed to fn, which may
- * be NULL), frees the id copies. Returns the number of clients removed. */
+ * be NULL), frees the id copies. Returns the number of clients removed.
+ * O(the hub's clients up to the last of s's): a client keeps no link to its
+ * server connection's other clients. */
 size_t svc_hub_remove_server(struct svc_hub *hub, struct svc_server_conn *s, svc_client_fn fn, void *ctx);
 
 /* ---- clients ---- */
@@ -146,7 +146,7 @@ size_t svc_hub_remove_server(struct svc_hub *hub, struct svc_server_conn *s, svc
  * Nothing is changed on failure. */
 enum hub_status svc_hub_add_client(struct svc_hub *hub, struct svc_client *c, struct span id,
                                    enum svc_protocol protocol, struct span user_id,
-                                   struct svc_server_conn *server, void *owner);
+                                   struct svc_server_conn *server);
 
 /* Takes the client out of its groups, user, server connection and the hub. */
 void svc_hub_remove_client(struct svc_hub *hub, struct svc_client *c);

@@ -114,7 +114,7 @@ static int open_session(struct core_sessions *table, struct lws *wsi, const char
         return http_respond(cfg, wsi, 200, "application/octet-stream", "", 0);
     }
     req->session = s;
-    s->request = req;
+    s->extra->request = req;
     lws_set_opaque_user_data(wsi, req);
     core_http_request_count(req, table->loop);
     int rc = core_sse_start(req);
@@ -149,7 +149,7 @@ static int handle_get(struct core_sessions *table, struct lws *wsi, const char *
 static void post_free(struct core_http_post *post)
 {
     if (post->held_by)
-        post->held_by->post_held = NULL;
+        post->held_by->extra->post_held = NULL;
     buf_free(&post->body);
     free(post->token);
     free(post);
@@ -242,8 +242,8 @@ int core_http_body_done(struct core_http_post *post, struct lws *wsi)
     buf_free(&post->body);
     post->status = 200;
     s = core_sessions_find(table, post->token); /* still there? */
-    if (s && s->client_paused && !s->post_held) {
-        s->post_held = post;
+    if (s && s->client_paused && !s->extra->post_held) {
+        s->extra->post_held = post;
         post->held_by = s;
         http_answer_later(wsi);
         return 0;
@@ -263,7 +263,7 @@ static int handle_delete(struct core_sessions *table, struct lws *wsi, const cha
                                                   : http_respond_text(cfg, wsi, 404, TEXT_NO_CONNECTION);
     if (s->transport->kind != CORE_TRANSPORT_LONG_POLLING)
         return http_respond_text(cfg, wsi, 400, TEXT_NO_DELETE);
-    log_conn_debug(s->connection_id, s->endpoint->name, "session: long polling ended by DELETE");
+    log_conn_debug(core_session_id(s), s->endpoint->name, "session: long polling ended by DELETE");
     core_session_client_gone(s); /* a waiting poll answers 204 */
     return http_respond_text(cfg, wsi, 202, "");
 }
@@ -305,10 +305,10 @@ void core_http_closed(void *owner)
     struct core_http_request *req = owner;
     struct core_session *s = req->session;
     if (s) {
-        s->request = NULL;
+        s->extra->request = NULL;
         if (req->sse) {
             /* The client closed its event stream: the connection is over. */
-            log_conn_debug(s->connection_id, s->endpoint->name, "session: SSE stream closed by the client");
+            log_conn_debug(core_session_id(s), s->endpoint->name, "session: SSE stream closed by the client");
             core_session_client_gone(s);
         } else {
             /* A poll that vanished: the client has the disconnect timeout to poll again. */
@@ -320,9 +320,9 @@ void core_http_closed(void *owner)
 
 void core_http_detach(struct core_session *s)
 {
-    struct core_http_request *req = s->request;
+    struct core_http_request *req = s->extra->request;
     if (req) {
-        s->request = NULL;
+        s->extra->request = NULL;
         req->session = NULL;
         req->status = 204;
         if (req->sse)
@@ -330,9 +330,9 @@ void core_http_detach(struct core_session *s)
         else
             http_answer_ready(req->wsi);
     }
-    struct core_http_post *post = s->post_held;
+    struct core_http_post *post = s->extra->post_held;
     if (post) {
-        s->post_held = NULL;
+        s->extra->post_held = NULL;
         post->held_by = NULL;
         http_answer_ready(post->wsi);
     }
@@ -347,9 +347,9 @@ void core_http_pause_reading(struct core_session *s, bool paused)
         return;
     }
     s->client_paused = false;
-    struct core_http_post *post = s->post_held;
+    struct core_http_post *post = s->extra->post_held;
     if (post) {
-        s->post_held = NULL;
+        s->extra->post_held = NULL;
         post->held_by = NULL;
         http_answer_ready(post->wsi);
     }
@@ -361,6 +361,6 @@ void core_http_timer_due(struct core_session *s)
         core_longpoll_timer_due(s);
         return;
     }
-    log_conn_info(s->connection_id, s->endpoint->name, "session: no event stream for %u ms, closing", s->table->loop->cfg->disconnect_timeout_ms);
+    log_conn_info(core_session_id(s), s->endpoint->name, "session: no event stream for %u ms, closing", s->table->loop->cfg->disconnect_timeout_ms);
     core_session_client_gone(s);
 }

@@ -23,8 +23,8 @@ static void arm(struct core_session *s, unsigned after_ms)
 /* Something to say to a waiting poll: let it be written. */
 static void lp_kick(struct core_session *s)
 {
-    if (s->request)
-        http_answer_ready(s->request->wsi);
+    if (s->extra->request)
+        http_answer_ready(s->extra->request->wsi);
 }
 
 const struct core_transport core_longpoll_transport = {
@@ -39,10 +39,10 @@ const struct core_transport core_longpoll_transport = {
 
 void core_longpoll_release(struct core_session *s)
 {
-    struct core_http_request *old = s->request;
+    struct core_http_request *old = s->extra->request;
     if (!old)
         return;
-    s->request = NULL;
+    s->extra->request = NULL;
     old->session = NULL;
     old->status = 204;
     http_answer_ready(old->wsi);
@@ -52,7 +52,7 @@ int core_longpoll_poll(struct core_session *s, struct core_http_request *req)
 {
     core_longpoll_release(s); /* a newer poll ends the one before (204) */
     req->session = s;
-    s->request = req;
+    s->extra->request = req;
     http_answer_capture(s->table->loop->cfg, req->wsi, &req->answer);
     if (!msg_queue_is_empty(&s->to_client) || core_session_done(s))
         return core_longpoll_writeable(req);
@@ -90,7 +90,7 @@ int core_longpoll_writeable(struct core_http_request *req)
         return http_respond_captured(&answer, wsi, 204, "text/plain", "", 0);
     }
     const struct relay_config *c = s->table->loop->cfg;
-    s->request = NULL;
+    s->extra->request = NULL;
     core_http_request_free(req, s->table->loop);
     if (!msg_queue_is_empty(&s->to_client)) {
         struct buf body;
@@ -104,7 +104,7 @@ int core_longpoll_writeable(struct core_http_request *req)
         return rc;
     }
     if (core_session_done(s)) { /* the connection ended and everything went out */
-        log_conn_debug(s->connection_id, s->endpoint->name, "session: long polling ends");
+        log_conn_debug(core_session_id(s), s->endpoint->name, "session: long polling ends");
         core_session_client_gone(s);
         return http_respond_captured(&answer, wsi, 204, "text/plain", "", 0);
     }
@@ -114,11 +114,11 @@ int core_longpoll_writeable(struct core_http_request *req)
 
 void core_longpoll_timer_due(struct core_session *s)
 {
-    if (s->request) {
-        s->request->status = 200;
-        http_answer_ready(s->request->wsi);
+    if (s->extra->request) {
+        s->extra->request->status = 200;
+        http_answer_ready(s->extra->request->wsi);
         return;
     }
-    log_conn_info(s->connection_id, s->endpoint->name, "session: no poll for %u ms, closing", s->table->loop->cfg->disconnect_timeout_ms);
+    log_conn_info(core_session_id(s), s->endpoint->name, "session: no poll for %u ms, closing", s->table->loop->cfg->disconnect_timeout_ms);
     core_session_client_gone(s);
 }

@@ -10,6 +10,7 @@
 #include "protocol/core_msgpack.h"
 #include "protocol/core_peek.h"
 #include "relay/clock.h"
+#include "relay/clock32.h"
 #include "relay/core_negotiate.h"
 #include "relay/http.h"
 #include "relay/log.h"
@@ -80,7 +81,7 @@ static void send_bytes_to_client(struct core_session *s, const char *data, size_
         return;
     }
     s->table->loop->stats.out_of_memory_closes++;
-    log_conn_warn(s->connection_id, s->endpoint->name, "session: out of memory for a message to the client; closing");
+    log_conn_warn(core_session_id(s), s->endpoint->name, "session: out of memory for a message to the client; closing");
     close_after_flush(s);
 }
 
@@ -90,11 +91,12 @@ static void close_after_flush(struct core_session *s)
     if (s->state == CORE_CLOSING)
         return;
     s->state = CORE_CLOSING;
-    s->keepalive_due_ms = CORE_NO_DEADLINE;
+    s->keepalive_armed = false;
     /* The closing state's deadline: a client that does not read its last messages is cut off. */
-    s->timeout_due_ms = clock_now_ms() + RELAY_CLOSE_TIMEOUT_MS;
+    s->timeout_due = clock32(clock_now_ms() + RELAY_CLOSE_TIMEOUT_MS), s->timeout_armed = true;
     core_session_rearm(s);
     if (s->channel) {
+        core_session_keep_id(s, hub_channel_id(s->channel));
         hub_channel_close(s->channel, NULL);
         s->channel = NULL;
     }
@@ -111,7 +113,7 @@ static void fail_handshake(struct core_session *s, const char *text)
         send_bytes_to_client(s, out.data, out.len, s->state == CORE_OPEN && is_binary(s));
     buf_free(&out);
     s->handshake_answered = true;
-    log_conn_info(s->connection_id, s->endpoint->name, "session: handshake refused: %s", text);
+    log_conn_info(core_session_id(s), s->endpoint->name, "session: handshake refused: %s", text);
     close_after_flush(s);
 }
 
@@ -167,11 +169,11 @@ static void report_hub_loss(struct core_session *s, const char *what)
 /* The wheel entry follows the earliest deadline. */
 static void core_session_rearm(struct core_session *s)
 {
-    uint64_t due = s->keepalive_due_ms;
-    if (s->timeout_due_ms < due)
-        due = s->timeout_due_ms;
-    if (s->disconnect_due_ms < due)
-        due = s->disconnect_due_ms;
+    uint64_t now = clock_now_ms(), due = s->keepalive_armed ? clock32_absolute(s->keepalive_due, now) : CORE_NO_DEADLINE;
+    if (s->timeout_armed && clock32_absolute(s->timeout_due, now) < due)
+        due = clock32_absolute(s->timeout_due, now);
+    if (s->disconnect_armed && clock32_absolute(s->disconnect_due, now) < due)
+        due = clock32_absolute(s->disconnect_due, now);
     if (due == CORE_NO_DEADLINE)
         timer_cancel(&s->timer);
     else if (!timer_is_armed(&s->timer) || s->timer.expire_at != due)
@@ -180,20 +182,19 @@ static void core_session_rearm(struct core_session *s)
 
 void core_session_disconnect_at(struct core_session *s, uint64_t when)
 {
-    s->disconnect_due_ms = when;
+    s->disconnect_due = clock32(when), s->disconnect_armed = true;
     core_session_rearm(s);
 }
 
 void core_session_disconnect_cancel(struct core_session *s)
 {
-    s->disconnect_due_ms = CORE_NO_DEADLINE;
+    s->disconnect_armed = false;
     core_session_rearm(s);
 }
 
 void core_session_client_deadlines_off(struct core_session *s)
 {
-    s->keepalive_due_ms = CORE_NO_DEADLINE;
-    s->timeout_due_ms = CORE_NO_DEADLINE;
+    s->keepalive_armed = s->timeout_armed = false;
     core_session_rearm(s);
 }
 
@@ -208,7 +209,7 @@ static void core_arm_keepalive(struct core_session *s, uint64_t from)
 {
     if (!s->transport->pings)
         return;
-    s->keepalive_due_ms = from + s->table->loop->cfg->keepalive_ms;
+    s->keepalive_due = clock32(from + s->table->loop->cfg->keepalive_ms), s->keepalive_armed = true;
     core_session_rearm(s);
 }
 
@@ -242,24 +243,23 @@ static void core_keepalive_due(struct core_session *s, uint64_t now)
         core_arm_keepalive(s, s->last_sent_ms);
 }
 
-/* The open state's deadlines on timeout_due_ms: the hub's handshake answer
+/* The open state's deadlines on timeout_due: the hub's handshake answer
  * (--handshake-timeout after the client's handshake went to it) until it
  * came, and the client timeout once the client has pinged. */
 static void core_arm_open_timeout(struct core_session *s)
 {
-    uint64_t due = UINT64_MAX;
-    if (!s->handshake_answered)
-        due = s->pending->hub_answer_due_ms;
-    if (s->client_pinged && s->last_received_ms + s->table->loop->cfg->client_timeout_ms < due)
-        due = s->last_received_ms + s->table->loop->cfg->client_timeout_ms;
-    s->timeout_due_ms = due; /* UINT64_MAX is CORE_NO_DEADLINE */
+    uint64_t now = clock_now_ms(), due = s->handshake_answered ? CORE_NO_DEADLINE : s->pending->hub_answer_due_ms;
+    uint64_t silent = now - clock32_since(s->last_received, now) + s->table->loop->cfg->client_timeout_ms;
+    if (s->client_pinged && silent < due)
+        due = silent;
+    s->timeout_due = clock32(due), s->timeout_armed = due != CORE_NO_DEADLINE;
     core_session_rearm(s);
 }
 
 static void core_timeout_due(struct core_session *s, uint64_t now)
 {
     if (s->state == CORE_CLOSING) {
-        log_conn_info(s->connection_id, s->endpoint->name, "session: the client did not take its last messages within %d ms; closing its socket",
+        log_conn_info(core_session_id(s), s->endpoint->name, "session: the client did not take its last messages within %d ms; closing its socket",
                  RELAY_CLOSE_TIMEOUT_MS);
         if (s->wsi)
             lws_set_timeout(s->wsi, PENDING_TIMEOUT_CLOSE_SEND, LWS_TO_KILL_ASYNC);
@@ -272,13 +272,13 @@ static void core_timeout_due(struct core_session *s, uint64_t now)
     if (s->state != CORE_OPEN)
         return;
     if (!s->handshake_answered && now >= s->pending->hub_answer_due_ms) {
-        log_conn_info(s->connection_id, s->endpoint->name, "session: hub %s did not answer the handshake within %u ms, closing",
+        log_conn_info(core_session_id(s), s->endpoint->name, "session: hub %s did not answer the handshake within %u ms, closing",
                  s->endpoint->name, s->table->loop->cfg->handshake_timeout_ms);
         report_hub_loss(s, "it did not answer the handshake in time");
         return;
     }
-    if (s->client_pinged && now >= s->last_received_ms + s->table->loop->cfg->client_timeout_ms) {
-        log_conn_info(s->connection_id, s->endpoint->name, "session: client silent for %u ms, closing", s->table->loop->cfg->client_timeout_ms);
+    if (s->client_pinged && clock32_since(s->last_received, now) >= s->table->loop->cfg->client_timeout_ms) {
+        log_conn_info(core_session_id(s), s->endpoint->name, "session: client silent for %u ms, closing", s->table->loop->cfg->client_timeout_ms);
         close_with_error(s, "Connection closed with an error.", true);
         return;
     }
@@ -292,15 +292,15 @@ static void core_timer_due(struct timer_entry *e)
 {
     struct core_session *s = list_container_of(e, struct core_session, timer);
     uint64_t now = clock_now_ms();
-    bool disconnect = now >= s->disconnect_due_ms; /* one set by what runs below waits for the next run */
+    bool disconnect = s->disconnect_armed && clock32_until(s->disconnect_due, now) <= 0; /* one set below waits */
     if (disconnect)
-        s->disconnect_due_ms = CORE_NO_DEADLINE;
-    if (now >= s->timeout_due_ms) {
-        s->timeout_due_ms = CORE_NO_DEADLINE;
+        s->disconnect_armed = false;
+    if (s->timeout_armed && clock32_until(s->timeout_due, now) <= 0) {
+        s->timeout_armed = false;
         core_timeout_due(s, now);
     }
-    if (now >= s->keepalive_due_ms) {
-        s->keepalive_due_ms = CORE_NO_DEADLINE;
+    if (s->keepalive_armed && clock32_until(s->keepalive_due, now) <= 0) {
+        s->keepalive_armed = false;
         core_keepalive_due(s, now);
     }
     core_session_rearm(s);
@@ -318,6 +318,8 @@ static void open_channel(struct core_session *s)
     s->channel = hub_channel_open(s->endpoint, &client, &core_channel_ops, s, &why);
     /* The channel keeps its own copies: an idle session holds none of this. */
     s->pending->client = NULL;
+    if (!s->channel)
+        core_session_keep_id(s, c->connection_id);
     hub_client_copy_free(c);
     if (!s->channel)
         report_hub_loss(s, why);
@@ -326,9 +328,8 @@ static void open_channel(struct core_session *s)
 static void hub_opened(void *owner, const char *connection_id)
 {
     struct core_session *s = owner;
-    if (connection_id[0])
-        snprintf(s->connection_id, sizeof s->connection_id, "%s", connection_id);
-    log_conn_info(s->connection_id, s->endpoint->name, "session: connected, hub channel open");
+    (void)connection_id; /* the channel's own, read through it (core_session_id) */
+    log_conn_info(core_session_id(s), s->endpoint->name, "session: connected, hub channel open");
 }
 
 /* Notes what the relay must know about the hub's traffic: its handshake
@@ -399,6 +400,7 @@ static void hub_message(void *owner, struct wsmsg *msg)
 static void hub_ended(void *owner, const char *why)
 {
     struct core_session *s = owner;
+    core_session_keep_id(s, hub_channel_id(s->channel)); /* still valid during the call */
     s->channel = NULL;
     if (s->state == CORE_CLOSING)
         return;
@@ -406,7 +408,7 @@ static void hub_ended(void *owner, const char *why)
         close_after_flush(s);
         return;
     }
-    log_conn_info(s->connection_id, s->endpoint->name, "session: hub channel lost: %s", why ? why : "closed by the backend");
+    log_conn_info(core_session_id(s), s->endpoint->name, "session: hub channel lost: %s", why ? why : "closed by the backend");
     report_hub_loss(s, why ? why : "the backend closed the connection");
 }
 
@@ -539,7 +541,7 @@ static void handle_client_message(struct core_session *s, struct wsmsg *m)
 
 int core_session_receive(struct core_session *s, const void *in, size_t len)
 {
-    s->last_received_ms = clock_now_ms();
+    s->last_received = clock32(clock_now_ms());
     if (s->ws_close != WSMSG_CLOSE_NONE)
         return 0; /* after the relay's Close: read and discarded, not recorded (relay/wsmsg.h) */
     enum wsmsg_fault fault;
@@ -572,7 +574,7 @@ void core_session_sent(struct core_session *s)
  * protocol once the handshake chose it. */
 void core_session_client_data(struct core_session *s, const void *data, size_t len)
 {
-    s->last_received_ms = clock_now_ms();
+    s->last_received = clock32(clock_now_ms());
     if (len == 0)
         return;
     struct wsmsg *m = wsmsg_copy(data, len, s->state == CORE_OPEN && is_binary(s));
@@ -626,31 +628,27 @@ struct core_session *core_session_create(struct core_sessions *table, struct lws
     buf_init(&s->pending->handshake);
     msg_queue_init(&s->to_client);
     timer_entry_init(&s->timer, core_timer_due);
-    s->keepalive_due_ms = s->timeout_due_ms = s->disconnect_due_ms = CORE_NO_DEADLINE;
-    snprintf(s->connection_id, sizeof s->connection_id, "-");
-    if (c->connection_id)
-        snprintf(s->connection_id, sizeof s->connection_id, "%s", c->connection_id);
     if (negotiation) {
         s->stateful_offered = negotiation->stateful;
         core_negotiation_free(negotiation);
     }
     list_push_back(&table->all, &s->link);
     s->table->loop->stats.sessions_active++;
-    capture_session_begin(wsi, &s->capture);
+    core_session_capture_begin(s, wsi);
     return s;
 }
 
 void core_session_established(struct core_session *s)
 {
     uint64_t now = clock_now_ms();
-    s->last_received_ms = now;
+    s->last_received = clock32(now);
     s->last_sent_ms = now;
     if (core_stateful_resumed(s)) { /* a stateful client's next WebSocket: Sequence and the resend went out */
         core_arm_keepalive(s, now);
         core_arm_open_timeout(s);
         return;
     }
-    s->timeout_due_ms = now + s->table->loop->cfg->handshake_timeout_ms;
+    s->timeout_due = clock32(now + s->table->loop->cfg->handshake_timeout_ms), s->timeout_armed = true;
     core_session_rearm(s);
     /* Spread keepalives: the first one comes up to 10% early. */
     s->last_sent_ms = now - (s->table->loop->cfg->keepalive_ms - timer_jitter(s->table->loop->cfg->keepalive_ms, random_u32(), 10));
@@ -684,7 +682,7 @@ void core_session_client_gone(struct core_session *s)
 
 void core_session_destroy(struct core_session *s)
 {
-    log_conn_info(s->connection_id, s->endpoint->name, "session: closed");
+    log_conn_info(core_session_id(s), s->endpoint->name, "session: closed");
     timer_cancel(&s->timer);
     core_stateful_free(s);
     core_session_unregister(s);
@@ -696,6 +694,6 @@ void core_session_destroy(struct core_session *s)
     s->table->loop->stats.sessions_active--;
     s->table->loop->stats.sessions_closed++;
     pending_free(s);
-    capture_session_end(&s->capture);
+    core_session_extra_free(s);
     pool_free(&s->table->records, s);
 }

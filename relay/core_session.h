@@ -54,6 +54,7 @@ struct core_sessions {
     struct dict by_token;
     struct loop *loop;
     struct pool records;    /* every struct core_session, in pages of their own (containers/pool.h) */
+    struct pool extras;     /* the struct core_session_extra of those that need one */
 };
 
 void core_sessions_init(struct core_sessions *table, struct loop *loop, const uint8_t seed[DICT_SEED_LEN]);
@@ -110,15 +111,48 @@ struct core_pending {
     struct buf early;                  /* a WebSocket's: what the client POSTed before it (read once established) */
 };
 
+/* What only some sessions use, in a record of its own (from table->extras) allocated on first
+ * need and freed with the session, so that a plain WebSocket client (service mode's, a proxied
+ * one that skipped negotiation) holds none of it: the token (SSE, long polling, a negotiated
+ * WebSocket, a stateful one), the HTTP transports' requests, --capture's file, stateful
+ * reconnect's state, the connection id for the logs of a session that outlives its hub channel.
+ * Every SSE and long-polling session has one (registered by core_session_create_http), and so
+ * has every session found by its token. 80 bytes on x86-64. */
+struct core_session_extra {
+    struct core_session *session;
+    /* The token the requests carry (SSE, long polling; a WebSocket's negotiated
+     * id=): by_token.key owns its bytes while the session's in_table. */
+    struct dict_entry by_token;
+    /* SSE and long polling (relay/core_http.c): the request that is streaming or polling now. */
+    struct core_http_request *request;  /* the SSE stream or the pending poll, or NULL */
+    struct core_http_post *post_held;   /* a POST whose answer waits for `drained` */
+    struct capture_file *capture;       /* --capture: the file this connection records into, or NULL */
+    struct core_stateful *stateful;     /* stateful reconnect (relay/core_stateful.c), or NULL */
+    char *kept_id;                      /* the hub's id for the logs once the channel is gone (owned), or NULL */
+};
+
+/* s's extra part, allocated now if it had none; NULL when out of memory (relay/core_session_extra.c). */
+struct core_session_extra *core_session_extra(struct core_session *s);
+/* For logs: the id the hub knows the client by (its channel's, else the one kept when the
+ * channel went, else the negotiated one until the channel opens), or "-". */
+const char *core_session_id(const struct core_session *s);
+/* The channel is going (its id, for the logs from now on, is kept in the extra part). */
+void core_session_keep_id(struct core_session *s, const char *id);
+/* --capture: the file the connection on wsi records into, if any, kept in s's extra part. */
+void core_session_capture_begin(struct core_session *s, struct lws *wsi);
+/* The extra part goes (with the session): its capture file is released; the token and the
+ * requests must be gone already. */
+void core_session_extra_free(struct core_session *s);
+
 /* Held as long as the client: its small fields share the first two words
- * (296 bytes on x86-64, a 304-byte malloc chunk). */
+ * (200 bytes on x86-64, from table->records). */
 struct core_session {
     enum wsi_role role;                /* WSI_ROLE_CORE_SESSION */
     enum wsmsg_close_state ws_close;   /* WebSockets: the relay's lingering close (relay/wsmsg.h) */
     bool client_paused;                /* we stopped reading the client (the hub side is slow) */
     /* One bit or two each (none is address-taken), in the word client_paused begins. */
     enum core_session_state state : 2;
-    bool in_table : 1;                 /* by_token is in table->by_token */
+    bool in_table : 1;                 /* extra->by_token is in table->by_token */
     bool first_poll_done : 1;          /* long polling (relay/core_http.c) */
     bool client_pinged : 1;
     bool handshake_answered : 1;       /* the hub's handshake response reached the queue */
@@ -126,6 +160,9 @@ struct core_session {
     bool hub_paused : 1;               /* we paused the channel (the client is slow, or has not acked) */
     bool stateful_offered : 1;         /* negotiate answered useStatefulReconnect: true */
     bool client_closed : 1;            /* the client's WebSocket Close frame came */
+    bool keepalive_armed : 1;          /* keepalive_due is set (else: no deadline) */
+    bool timeout_armed : 1;            /* timeout_due is set */
+    bool disconnect_armed : 1;         /* disconnect_due is set */
     enum hub_protocol protocol;
     struct list_node link;             /* in core_sessions.all */
     struct core_sessions *table;       /* table->loop is the session's loop */
@@ -140,29 +177,20 @@ struct core_session {
     struct msg_queue to_client;
     struct wsmsg *rx_partial;
 
-    /* One wheel entry for the session's three deadlines (CORE_NO_DEADLINE: not armed), armed
+    /* One wheel entry for the session's three deadlines (each with its *_armed bit), armed
      * for the earliest (core_session_rearm): the keepalive; the handshake timeout, then the
      * hub's answer to it and the client timeout, then the close timeout; the transport's
-     * disconnect deadline (SSE, long polling, a stateful client away: its timer_due). */
+     * disconnect deadline (SSE, long polling, a stateful client away: its timer_due). The
+     * deadlines and last_received are 32-bit times (relay/clock32.h: every one is at most
+     * 86,400 s away, so they stay exact however long the relay runs). */
     struct timer_entry timer;
-    uint64_t keepalive_due_ms;
-    uint64_t timeout_due_ms;
-    uint64_t disconnect_due_ms;
+    uint32_t keepalive_due;
+    uint32_t timeout_due;
+    uint32_t disconnect_due;
+    uint32_t last_received;            /* when the client last sent anything */
     uint64_t last_sent_ms;
-    uint64_t last_received_ms;
 
-    struct core_stateful *stateful;    /* stateful reconnect (relay/core_stateful.c), or NULL */
-    /* For logs: the hub's id, or "-". Ids are 22 characters (ASP.NET Core's and the relay's own);
-     * a longer one would be cut in the logs only. */
-    char connection_id[24];
-
-    /* The token the requests carry (SSE, long polling; a WebSocket's negotiated
-     * id=): by_token.key owns its bytes while in_table. SSE and long polling
-     * (relay/core_http.c): the request that is streaming or polling now. */
-    struct dict_entry by_token;
-    struct core_http_request *request;  /* the SSE stream or the pending poll, or NULL */
-    struct core_http_post *post_held;   /* a POST whose answer waits for `drained` */
-    struct capture_file *capture;       /* --capture: the file this connection records into, or NULL */
+    struct core_session_extra *extra;  /* what only some sessions use (above), or NULL */
 };
 
 /* Service mode: who the client is, as the relay verified it before the
@@ -181,7 +209,7 @@ void core_session_disconnect_at(struct core_session *s, uint64_t when);
 void core_session_disconnect_cancel(struct core_session *s);
 static inline bool core_session_disconnect_armed(const struct core_session *s)
 {
-    return s->disconnect_due_ms != CORE_NO_DEADLINE;
+    return s->disconnect_armed;
 }
 /* The client's WebSocket is gone (stateful, relay/core_stateful.c): no keepalive, no timeout. */
 void core_session_client_deadlines_off(struct core_session *s);

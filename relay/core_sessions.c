@@ -12,6 +12,7 @@ void core_sessions_init(struct core_sessions *table, struct loop *loop, const ui
     dict_init(&table->by_token, seed);
     table->loop = loop;
     pool_init(&table->records, sizeof(struct core_session));
+    pool_init(&table->extras, sizeof(struct core_session_extra));
 }
 
 /* Before the lws context goes: the sessions no WebSocket holds (SSE, long
@@ -30,29 +31,32 @@ void core_sessions_free(struct core_sessions *table)
     }
     dict_free(&table->by_token);
     pool_close(&table->records); /* the WebSocket sessions still go later, with their wsi */
+    pool_close(&table->extras);
 }
 
 struct core_session *core_sessions_find(struct core_sessions *table, const char *token)
 {
     struct dict_entry *e = dict_find(&table->by_token, span_from_cstr(token));
-    return e ? list_container_of(e, struct core_session, by_token) : NULL;
+    return e ? list_container_of(e, struct core_session_extra, by_token)->session : NULL;
 }
+
 
 void core_session_unregister(struct core_session *s)
 {
     if (!s->in_table)
         return;
-    dict_remove(&s->table->by_token, &s->by_token);
-    free((char *)s->by_token.key.ptr);
+    dict_remove(&s->table->by_token, &s->extra->by_token);
+    free((char *)s->extra->by_token.key.ptr);
     s->in_table = false;
 }
 
 bool core_session_register(struct core_session *s, const char *token)
 {
-    char *copy = strdup(token);
+    struct core_session_extra *x = core_session_extra(s);
+    char *copy = x ? strdup(token) : NULL;
     if (!copy)
         return false;
-    if (dict_insert(&s->table->by_token, &s->by_token, span_from_cstr(copy)) != DICT_OK) {
+    if (dict_insert(&s->table->by_token, &x->by_token, span_from_cstr(copy)) != DICT_OK) {
         free(copy);
         return false;
     }

@@ -16,8 +16,8 @@
 
 static void sse_kick(struct core_session *s)
 {
-    if (s->request)
-        lws_callback_on_writable(s->request->wsi);
+    if (s->extra->request)
+        lws_callback_on_writable(s->extra->request->wsi);
 }
 
 const struct core_transport core_sse_transport = {
@@ -49,7 +49,7 @@ static void sse_readable(struct ev_loop *ev, ev_io *w, int revents)
         return;
     /* The client is gone: the connection is over (the hub hears it), and the
      * session's detach asks for a WRITEABLE callback that ends the wsi. */
-    log_conn_debug(req->session->connection_id, req->session->endpoint->name, "session: SSE stream closed by the client");
+    log_conn_debug(core_session_id(req->session), req->session->endpoint->name, "session: SSE stream closed by the client");
     core_session_client_gone(req->session);
 }
 
@@ -139,7 +139,7 @@ int core_sse_writeable(struct core_http_request *req)
     }
     buf_free(&frame);
     if (rc != 0) {
-        log_conn_info(s->connection_id, s->endpoint->name, "session: the event stream failed");
+        log_conn_info(core_session_id(s), s->endpoint->name, "session: the event stream failed");
         return -1; /* core_http_closed ends the session */
     }
     if (!msg_queue_is_empty(&s->to_client) || lws_partial_buffered(req->wsi)) {

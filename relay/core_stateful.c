@@ -50,6 +50,12 @@ struct core_stateful {
 
 static void release_held(struct core_session *s);
 
+/* s's stateful state, or NULL (it lives in the session's extra part). */
+static struct core_stateful *stateful_of(const struct core_session *s)
+{
+    return s->extra ? s->extra->stateful : NULL;
+}
+
 static bool binary_of(const struct core_session *s)
 {
     return s->protocol == HUB_PROTOCOL_MSGPACK;
@@ -74,21 +80,22 @@ void core_stateful_start(struct core_session *s, int version)
 {
     if (!s->stateful_offered || s->transport != &core_ws_transport || version < 2)
         return; /* as the server: protocol version 1 turns it off */
-    struct core_stateful *st = calloc(1, sizeof *st);
+    struct core_session_extra *x = core_session_extra(s);
+    struct core_stateful *st = x ? calloc(1, sizeof *st) : NULL;
     if (!st) {
-        log_warn("session %s: out of memory for stateful reconnect; the client cannot resume", s->connection_id);
+        log_warn("session %s: out of memory for stateful reconnect; the client cannot resume", core_session_id(s));
         return;
     }
     stateful_buffer_init(&st->buf, s->table->loop->cfg->stateful_buffer_bytes);
     timer_entry_init(&st->ack_timer, ack_due);
     st->s = s;
     st->holding = true;
-    s->stateful = st;
+    x->stateful = st;
 }
 
 void core_stateful_free(struct core_session *s)
 {
-    struct core_stateful *st = s->stateful;
+    struct core_stateful *st = stateful_of(s);
     if (!st)
         return;
     timer_cancel(&st->ack_timer);
@@ -96,12 +103,12 @@ void core_stateful_free(struct core_session *s)
         s->table->loop->stats.core_stateful_away--;
     stateful_buffer_free(&st->buf);
     free(st);
-    s->stateful = NULL;
+    s->extra->stateful = NULL;
 }
 
 bool core_stateful_full(const struct core_session *s)
 {
-    return s->stateful && stateful_buffer_full(&s->stateful->buf);
+    return stateful_of(s) && stateful_buffer_full(&stateful_of(s)->buf);
 }
 
 /* ------------------------------------------------------------ hub -> client */
@@ -126,7 +133,7 @@ static uint32_t numbered_in(bool binary, const char *data, size_t len)
 
 bool core_stateful_from_hub(struct core_session *s, struct wsmsg *m, bool first)
 {
-    struct core_stateful *st = s->stateful;
+    struct core_stateful *st = stateful_of(s);
     if (!st)
         return true;
     const char *data = (const char *)m->payload;
@@ -141,7 +148,7 @@ bool core_stateful_from_hub(struct core_session *s, struct wsmsg *m, bool first)
     if (!stateful_buffer_sent(&st->buf, data, len, numbered)) {
         wsmsg_free(m);
         s->table->loop->stats.out_of_memory_closes++;
-        log_warn("session %s: out of memory keeping a message for stateful reconnect; closing", s->connection_id);
+        log_warn("session %s: out of memory keeping a message for stateful reconnect; closing", core_session_id(s));
         core_session_fail(s, "Connection closed with an error. The relay ran out of memory.");
         return false;
     }
@@ -166,7 +173,7 @@ bool core_stateful_from_hub(struct core_session *s, struct wsmsg *m, bool first)
  * dropped. Copies only when something goes. */
 struct wsmsg *core_stateful_from_client(struct core_session *s, struct wsmsg *m)
 {
-    struct core_stateful *st = s->stateful;
+    struct core_stateful *st = stateful_of(s);
     if (!st)
         return m;
     if (st->holding)
@@ -188,7 +195,7 @@ struct wsmsg *core_stateful_from_client(struct core_session *s, struct wsmsg *m)
         if (v == STATEFUL_INVALID) {
             buf_free(&kept);
             wsmsg_free(m);
-            log_info("session %s: the client's Sequence names a message it never sent; closing", s->connection_id);
+            log_info("session %s: the client's Sequence names a message it never sent; closing", core_session_id(s));
             core_session_fail(s, "Connection closed with an error. Sequence ID greater than amount of messages we've received.");
             return NULL;
         }
@@ -247,7 +254,7 @@ static void away_timer_due(struct core_session *s)
         s->wsi = NULL;
     }
     if (s->state != CORE_CLOSING)
-        log_info("session %s: the client did not come back within %u ms; ending it", s->connection_id,
+        log_info("session %s: the client did not come back within %u ms; ending it", core_session_id(s),
                  s->table->loop->cfg->disconnect_timeout_ms);
     core_session_destroy(s);
 }
@@ -265,14 +272,14 @@ static const struct core_transport away_transport = {
  * neither side said goodbye. */
 static bool may_wait(const struct core_session *s)
 {
-    return s->stateful && s->state == CORE_OPEN && s->handshake_answered && s->channel && !s->hub_sent_close &&
+    return stateful_of(s) && s->state == CORE_OPEN && s->handshake_answered && s->channel && !s->hub_sent_close &&
            !s->client_closed;
 }
 
 /* The client's socket is gone: what was queued toward it is in the buffer (the rest were pings). */
 static void go_away(struct core_session *s)
 {
-    struct core_stateful *st = s->stateful;
+    struct core_stateful *st = stateful_of(s);
     if (!st->away && !st->resuming)
         s->table->loop->stats.core_stateful_away++;
     st->away = true;
@@ -297,7 +304,7 @@ void core_session_ws_closed(struct core_session *s)
         return;
     }
     log_info("session %s: the client's WebSocket dropped; keeping the hub link for %u ms (stateful reconnect)",
-             s->connection_id, s->table->loop->cfg->disconnect_timeout_ms);
+             core_session_id(s), s->table->loop->cfg->disconnect_timeout_ms);
     go_away(s);
 }
 
@@ -311,15 +318,15 @@ bool core_stateful_resume(struct core_session *s, struct lws *wsi, const struct 
         go_away(s);
     }
     s->wsi = wsi; /* the transport stays away_transport until it is established */
-    s->stateful->away = false;
-    s->stateful->resuming = true;
+    stateful_of(s)->away = false;
+    stateful_of(s)->resuming = true;
     return true;
 }
 
 /* Queues copies of the buffer's entries, oldest first; false when out of memory (the session is closing). */
 static bool queue_kept(struct core_session *s, size_t *count)
 {
-    struct core_stateful *st = s->stateful;
+    struct core_stateful *st = stateful_of(s);
     *count = 0;
     for (struct list_node *n = st->buf.entries.next; n != &st->buf.entries; n = n->next) {
         struct stateful_entry *e = list_container_of(n, struct stateful_entry, link);
@@ -338,13 +345,13 @@ static bool queue_kept(struct core_session *s, size_t *count)
 static void release_held(struct core_session *s)
 {
     size_t count;
-    s->stateful->holding = false;
+    stateful_of(s)->holding = false;
     queue_kept(s, &count);
 }
 
 bool core_stateful_resumed(struct core_session *s)
 {
-    struct core_stateful *st = s->stateful;
+    struct core_stateful *st = stateful_of(s);
     if (!st || !st->resuming)
         return false;
     st->resuming = false;
@@ -364,7 +371,7 @@ bool core_stateful_resumed(struct core_session *s)
     st->holding = false; /* the client's buffer exists: it dropped a connection */
     if (core_session_send_own(s, &seq))
         queue_kept(s, &resent);
-    log_info("session %s: the client is back (stateful reconnect): Sequence %lld, %zu messages resent", s->connection_id,
+    log_info("session %s: the client is back (stateful reconnect): Sequence %lld, %zu messages resent", core_session_id(s),
              (long long)seq.sequence_id, resent);
     if (st->buf.latest_received > 0)
         loop_timer_schedule(s->table->loop, &st->ack_timer, clock_now_ms() + ACK_DELAY_MS);

@@ -161,6 +161,7 @@ struct hub_channel_class {
     enum hub_send_result (*send)(struct hub_channel *ch, struct wsmsg *msg);
     void (*pause)(struct hub_channel *ch, bool paused);
     void (*close)(struct hub_channel *ch, const char *error);
+    const char *(*id)(const struct hub_channel *ch);
 };
 
 /* The head of every channel implementation's struct. */
@@ -208,6 +209,14 @@ static inline enum hub_send_result hub_channel_send(struct hub_channel *ch, stru
 static inline void hub_channel_pause(struct hub_channel *ch, bool paused)
 {
     ch->cls->pause(ch, paused);
+}
+
+/* The connection id the hub knows the client by, for logs ("" while not known yet; one
+ * longer than 23 characters is cut). Also valid inside the channel's refused and closed,
+ * so that an owner outliving its channel can keep a copy. */
+static inline const char *hub_channel_id(const struct hub_channel *ch)
+{
+    return ch->cls->id(ch);
 }
 
 /* The owner lets go (see End above). error == NULL: the client left

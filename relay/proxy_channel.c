@@ -22,7 +22,8 @@ struct proxy_channel {
     struct backend_negotiate *negotiating; /* step 1, when the client's negotiate left no token */
     struct proxy_pending *pending;         /* only while negotiating */
     struct backend_link *link;             /* step 2 */
-    char *connection_id;                   /* learnt by negotiating, until `opened` reports it */
+    char connection_id[24];                /* the client's negotiated id, else learnt by negotiating; "" until
+                                              known (for logs: a longer one is cut, as the session's was) */
     bool full;                             /* HUB_SEND_FULL was returned; `drained` not yet */
     bool paused;                           /* the owner paused delivery */
 };
@@ -49,7 +50,6 @@ static void pending_free(struct proxy_pending *p)
 static void proxy_free(struct proxy_channel *ch)
 {
     pending_free(ch->pending);
-    free(ch->connection_id);
     free(ch);
 }
 
@@ -98,9 +98,10 @@ static void proxy_negotiated(void *owner, unsigned status, const char *body, siz
     }
     struct span token = resp.version > 0 ? resp.connection_token : resp.connection_id;
     char *backend_token = strndup(token.ptr ? token.ptr : "", token.len);
-    ch->connection_id = strndup(resp.connection_id.ptr ? resp.connection_id.ptr : "", resp.connection_id.len);
+    snprintf(ch->connection_id, sizeof ch->connection_id, "%.*s", (int)resp.connection_id.len,
+             resp.connection_id.ptr ? resp.connection_id.ptr : "");
     negotiate_response_release(&resp);
-    if (!backend_token || !ch->connection_id) {
+    if (!backend_token) {
         free(backend_token);
         ch->ep->backends->loop->stats.out_of_memory_closes++;
         proxy_refuse(ch, OUT_OF_MEMORY_TEXT);
@@ -128,6 +129,8 @@ static struct hub_channel *proxy_open(struct hub_endpoint *base, const struct hu
     }
     hub_channel_init(&ch->base, &proxy_class, ops, owner);
     ch->ep = ep;
+    if (client->connection_id)
+        snprintf(ch->connection_id, sizeof ch->connection_id, "%s", client->connection_id);
     struct backend_params params = { ep->route, client->query, client->headers, client->forwarded_for, ep_timeout(ep),
                                      NULL };
     if (client->negotiated_token) {
@@ -176,10 +179,9 @@ static void proxy_link_opened(void *owner)
     struct proxy_channel *ch = owner;
     if (ch->paused) /* paused before the WebSocket was open */
         backend_link_pause_reading(ch->link, true);
-    char *connection_id = ch->connection_id; /* the owner may close (free) the channel in `opened` */
-    ch->connection_id = NULL;
+    char connection_id[sizeof ch->connection_id]; /* the owner may close (free) the channel in `opened` */
+    memcpy(connection_id, ch->connection_id, sizeof connection_id);
     hub_channel_report_opened(&ch->base, connection_id);
-    free(connection_id);
 }
 
 static void proxy_link_message(void *owner, struct wsmsg *msg)
@@ -255,6 +257,11 @@ static void proxy_close(struct hub_channel *base, const char *error)
     proxy_free(ch);
 }
 
+static const char *proxy_id(const struct hub_channel *base)
+{
+    return ((const struct proxy_channel *)base)->connection_id;
+}
+
 static const struct hub_channel_class proxy_class = {
-    proxy_begin, proxy_send, proxy_pause, proxy_close,
+    proxy_begin, proxy_send, proxy_pause, proxy_close, proxy_id,
 };

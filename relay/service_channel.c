@@ -56,7 +56,7 @@ static const char *const refusal_texts[] = {
 };
 
 /* One per service-mode client, held as long as the client: its small fields
- * share one word (280 bytes on x86-64, a 288-byte malloc chunk). */
+ * share one word (248 bytes on x86-64, from the service's pool). */
 struct service_channel {
     struct hub_channel base;
     struct service_hub *hub;
@@ -66,12 +66,17 @@ struct service_channel {
     bool in_model;
     bool paused;                     /* the owner paused delivery */
     bool binary;                     /* MessagePack client */
+    bool has_open;                   /* u is `open` (from open until begin), else `alive` */
     struct list_node full_link;      /* in server->full_channels after a HUB_SEND_FULL */
     struct msg_queue *held;          /* for the client: before the handshake answer, or while paused;
                                         allocated on first use, freed once emptied (NULL: none) */
     struct list_node defer_link;     /* in hub->deferred: a refusal, or flushing `held`, from the loop */
-    bool *alive;                     /* while passing messages up: cleared if the owner closes meanwhile */
-    struct channel_open *open;
+    /* One word for two things a channel never holds at once: no message goes up before begin
+     * has put the client in the model, and begin lets `open` go before it returns. */
+    union {
+        struct channel_open *open;   /* what OpenConnection needs, until begin (has_open) */
+        bool *alive;                 /* while passing messages up: cleared if the owner closes meanwhile */
+    } u;
     /* The client's connection id is client.conn.id, from open on (svc_hub_add_client
      * keeps it: see service_begin). */
 };
@@ -84,6 +89,11 @@ void service_channel_pool_init(struct pool *p)
 {
     _Static_assert(_Alignof(struct service_channel) <= 8, "a pool's records are 8-aligned");
     pool_init(p, sizeof(struct service_channel));
+}
+
+struct service_channel *service_channel_of(struct svc_client *client)
+{
+    return list_container_of(client, struct service_channel, client);
 }
 
 static struct loop *loop_of(const struct service_channel *ch)
@@ -140,14 +150,15 @@ static void open_free(struct channel_open *o)
 
 static void channel_free(struct service_channel *ch)
 {
-    if (ch->alive)
-        *ch->alive = false;
+    if (!ch->has_open && ch->u.alive)
+        *ch->u.alive = false;
     if (list_is_linked(&ch->defer_link))
         list_unlink(&ch->defer_link);
     unlink_full(ch);
     leave_model(ch);
     held_free(ch);
-    open_free(ch->open);
+    if (ch->has_open)
+        open_free(ch->u.open);
     pool_free(&ch->hub->service->channels, ch);
 }
 
@@ -182,8 +193,8 @@ static void end_by_relay(struct service_channel *ch, const char *why)
  * False if the channel is gone. */
 static bool deliver(struct service_channel *ch, struct wsmsg *m)
 {
-    bool alive = true, *outer = ch->alive;
-    ch->alive = &alive;
+    bool alive = true, *outer = ch->u.alive;
+    ch->u.alive = &alive;
     loop_of(ch)->stats.messages_to_clients++;
     loop_of(ch)->stats.bytes_to_clients += m->len;
     hub_channel_deliver(&ch->base, m);
@@ -192,7 +203,7 @@ static bool deliver(struct service_channel *ch, struct wsmsg *m)
             *outer = false;
         return false;
     }
-    ch->alive = outer;
+    ch->u.alive = outer;
     return true;
 }
 
@@ -318,15 +329,15 @@ void service_channel_data(struct service_channel *ch, struct span payload, int d
     if (ch->state == CHANNEL_OPENING && (data_type == SVC_DATA_HANDSHAKE || data_type == SVC_DATA_NONE)) {
         /* The app's answer to the client's handshake: it goes first, what came before it follows. */
         ch->state = CHANNEL_OPEN;
-        bool alive = true, *outer = ch->alive;
-        ch->alive = &alive;
+        bool alive = true, *outer = ch->u.alive;
+        ch->u.alive = &alive;
         hub_channel_report_opened(&ch->base, CH_ID(ch));
         if (!alive) {
             if (outer)
                 *outer = false;
             return;
         }
-        ch->alive = outer;
+        ch->u.alive = outer;
         if (!ch->base.ops || !deliver_bytes(ch, payload, 0))
             return;
         flush_held(ch, false);
@@ -497,7 +508,7 @@ struct hub_channel *service_channel_open(struct hub_endpoint *ep, const struct h
         return NULL;
     }
     struct service_channel *ch = pool_alloc(&hub->service->channels);
-    if (!ch || !(ch->open = open_copy(client))) {
+    if (!ch || !(ch->u.open = open_copy(client))) {
         pool_free(&hub->service->channels, ch);
         *why = "the relay ran out of memory";
         return NULL;
@@ -505,6 +516,7 @@ struct hub_channel *service_channel_open(struct hub_endpoint *ep, const struct h
     hub_channel_init(&ch->base, &service_class, ops, owner);
     ch->hub = hub;
     ch->state = CHANNEL_NEW;
+    ch->has_open = true;
     list_init_node(&ch->full_link);
     list_init_node(&ch->defer_link);
     memcpy(CH_ID(ch), client->connection_id, HUB_CONN_ID_LEN + 1);
@@ -527,7 +539,7 @@ static enum hub_send_result queue_state(struct service_channel *ch)
 static enum hub_send_result service_begin(struct hub_channel *base, enum hub_protocol protocol, struct wsmsg *handshake)
 {
     struct service_channel *ch = (struct service_channel *)base;
-    struct channel_open *o = ch->open;
+    struct channel_open *o = ch->has_open ? ch->u.open : NULL;
     enum svc_protocol p = protocol == HUB_PROTOCOL_MSGPACK ? SVC_PROTOCOL_MESSAGEPACK : SVC_PROTOCOL_JSON;
     ch->binary = p == SVC_PROTOCOL_MESSAGEPACK;
     struct svc_server_conn *sc = o ? svc_hub_pick_server(&ch->hub->model, o->sticky_server, o->sticky_required) : NULL;
@@ -538,7 +550,7 @@ static enum hub_send_result service_begin(struct hub_channel *base, enum hub_pro
     }
     char id[HUB_CONN_ID_LEN + 1]; /* add_client clears the record it copies the id into */
     memcpy(id, CH_ID(ch), sizeof id);
-    enum hub_status st = svc_hub_add_client(&ch->hub->model, &ch->client, span_make(id, HUB_CONN_ID_LEN), p, o->user_id, sc, ch);
+    enum hub_status st = svc_hub_add_client(&ch->hub->model, &ch->client, span_make(id, HUB_CONN_ID_LEN), p, o->user_id, sc);
     memcpy(CH_ID(ch), id, sizeof id);
     if (st != HUB_OK) {
         wsmsg_free(handshake);
@@ -558,7 +570,8 @@ static enum hub_send_result service_begin(struct hub_channel *base, enum hub_pro
     buf_free(&out);
     wsmsg_free(handshake);
     open_free(o);
-    ch->open = NULL;
+    ch->has_open = false;
+    ch->u.alive = NULL;
     if (!ok) {
         log_conn_warn(CH_ID(ch), ch->hub->key, "service: OpenConnection could not be sent: %s",
                  err.detail[0] ? err.detail : "the server connection is closing");
@@ -615,8 +628,13 @@ static void service_close(struct hub_channel *base, const char *error)
     channel_free(ch);
 }
 
+static const char *service_id(const struct hub_channel *base)
+{
+    return CH_ID((const struct service_channel *)base);
+}
+
 static const struct hub_channel_class service_class = {
-    service_begin, service_send, service_pause, service_close,
+    service_begin, service_send, service_pause, service_close, service_id,
 };
 
 /* ------------------------------------------------------- named endpoint */

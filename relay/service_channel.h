@@ -56,6 +56,10 @@ void service_named_endpoint_learn(struct service_named_endpoint *ep, struct span
 
 /* ---- from the server connection (relay/service_server.c) ---- */
 
+struct svc_client;
+/* The channel a hub model client is part of (every svc_client of a service hub is a channel's). */
+struct service_channel *service_channel_of(struct svc_client *client);
+
 /* ConnectionData for this client; data_type is its ext key 5 (0 when absent). */
 void service_channel_data(struct service_channel *ch, struct span payload, int data_type);
 /* What one send's payloads hold, peeked once for all its recipients: a

@@ -194,7 +194,7 @@ static struct core_session *open_client(struct service *svc, struct core_session
     if (live && core_stateful_resume(live, wsi, &hub->endpoint)) {
         conn_token_claims_free(&ct);
         svc_token_free(&t);
-        log_conn_debug(live->connection_id, hub->key, "service: the client's next WebSocket (stateful reconnect)");
+        log_conn_debug(core_session_id(live), hub->key, "service: the client's next WebSocket (stateful reconnect)");
         return live;
     }
     ok = ok && (v0 || (uint64_t)service_unix_now() * 1000u <= ct.issued_at_ms + cfg->negotiate_ttl_ms + 1000u);

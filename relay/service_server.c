@@ -123,7 +123,7 @@ static void server_tick(struct timer_entry *e)
 
 static void deliver_one(void *ctx, struct svc_client *client, struct span payload)
 {
-    service_channel_fanout(client->conn.owner, payload, ctx);
+    service_channel_fanout(service_channel_of(client), payload, ctx);
 }
 
 static void handshake(struct service_server *s, const struct svc_msg *m)
@@ -172,7 +172,7 @@ static struct service_channel *channel_of(struct service_server *s, struct span 
     struct svc_client *c = id.ptr ? svc_hub_find_client(&s->hub->model, id) : NULL;
     if (!c) /* closed already, or never ours (appendix A.4): dropped without a word */
         s->service->stats.dropped_unknown++;
-    return c ? c->conn.owner : NULL;
+    return c ? service_channel_of(c) : NULL;
 }
 
 static void ack(struct service_server *s, int64_t ack_id, int32_t status)
@@ -211,7 +211,7 @@ static void client_invocation(struct service_server *s, const struct svc_msg *m)
         forward(s, c->server->owner, m);
         service_invocation_add(s->hub, m->invocation_id, m->connection_id, m->caller_server_id);
     }
-    service_channel_fanout(c->conn.owner, payload, NULL);
+    service_channel_fanout(service_channel_of(c), payload, NULL);
 }
 
 /* The owner's answer to another server's client result (35/36): to a
@@ -572,7 +572,7 @@ void service_server_established(struct service_server *s)
 static void client_lost(void *ctx, struct svc_client *client)
 {
     struct service_server *s = ctx;
-    service_channel_server_lost(client->conn.owner, s->service->loop->destroying ? NULL
+    service_channel_server_lost(service_channel_of(client), s->service->loop->destroying ? NULL
                                 : s->fin ? "the app stopped"
                                          : "the app's server connection closed");
 }

@@ -35,7 +35,7 @@ OPENSSL_ALLOWED_IN_PROTOCOL = {"protocol/convert.c": {"openssl/evp.h"}}
 BOTTOM, MIDDLE, TOP = 0, 1, 2
 LAYER_NAMES = {BOTTOM: "bottom", MIDDLE: "middle", TOP: "top"}
 RELAY_LAYERS = {
-    "clock": BOTTOM, "log": BOTTOM, "config": BOTTOM, "loop": BOTTOM, "listener": BOTTOM, "wsmsg": BOTTOM,
+    "clock": BOTTOM, "clock32": BOTTOM, "log": BOTTOM, "config": BOTTOM, "loop": BOTTOM, "listener": BOTTOM, "wsmsg": BOTTOM,
     "http": BOTTOM, "wsi_role": BOTTOM, "tls": BOTTOM, "resolver": BOTTOM, "ares_ev": BOTTOM,
     "config_backends": BOTTOM, "config_help": BOTTOM, "config_restart": BOTTOM, "demo": BOTTOM,
     "capture": BOTTOM, "capture_events": BOTTOM, "capture_file": BOTTOM, "capture_mask": BOTTOM,
@@ -44,7 +44,7 @@ RELAY_LAYERS = {
     "hub_channel": MIDDLE, "backend": MIDDLE, "backend_conn": MIDDLE, "backend_pool": MIDDLE,
     "backend_probe": MIDDLE, "proxy_channel": MIDDLE,
     "service": MIDDLE, "service_channel": MIDDLE, "service_server": MIDDLE,
-    "core_negotiate": TOP, "core_session": TOP, "core_client_copy": TOP, "core_sessions": TOP, "core_stateful": TOP, "core_ws": TOP, "legacy": TOP, "legacy_session": TOP, "legacy_session_links": TOP, "legacy_invoke": TOP, "legacy_table": TOP, "legacy_link": TOP, "legacy_identity": TOP,
+    "core_negotiate": TOP, "core_session": TOP, "core_client_copy": TOP, "core_sessions": TOP, "core_session_extra": TOP, "core_stateful": TOP, "core_ws": TOP, "legacy": TOP, "legacy_session": TOP, "legacy_session_links": TOP, "legacy_invoke": TOP, "legacy_table": TOP, "legacy_link": TOP, "legacy_identity": TOP,
     "legacy_start": TOP, "legacy_authorize": TOP, "relay": TOP, "relay_admin": TOP, "relay_reload": TOP, "main": TOP, "service_client": TOP,
 }
 

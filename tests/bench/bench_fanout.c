@@ -140,7 +140,7 @@ static void row(size_t members)
         int ulen = snprintf(user, sizeof user, "u%zu", i % 1000);
         svc_hub_add_client(&hub, &clients[i], span_make(id, HUB_CONN_ID_LEN),
                            i % 2 ? SVC_PROTOCOL_JSON : SVC_PROTOCOL_MESSAGEPACK, span_make(user, (size_t)ulen),
-                           svc_hub_pick_server(&hub, SPAN_NONE, false), NULL);
+                           svc_hub_pick_server(&hub, SPAN_NONE, false));
         svc_hub_join(&hub, span_make(id, HUB_CONN_ID_LEN), SPAN_LIT("all"));
         /* ten groups g0..g9, each with a fifth of the members: overlapping by half */
         char g[16];

@@ -52,7 +52,7 @@ static struct hub_conn *new_conn(uint64_t n)
     char id[HUB_CONN_ID_LEN + 1];
     snprintf(id, sizeof(id), "b%021llu", (unsigned long long)n);
     struct hub_conn *c = malloc(sizeof(*c));
-    if (!c || hub_conn_init(c, span_make(id, HUB_CONN_ID_LEN), NULL) != HUB_OK) {
+    if (!c || hub_conn_init(c, span_make(id, HUB_CONN_ID_LEN)) != HUB_OK) {
         fprintf(stderr, "cannot make connection\n");
         exit(1);
     }

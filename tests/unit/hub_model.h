@@ -101,10 +101,13 @@ static int group_index_parse(const struct group *grp)
     return g >= 0 && g < NGROUP && span_eq(group_name(grp), group_span(g)) ? g : -1;
 }
 
+/* The slot whose connection this is: its id is "c<4-digit slot>x..." (model_connect). */
 static int slot_of(const struct hub_conn *conn)
 {
-    const struct slot *s = conn->owner;
-    return s ? s->index : -1;
+    if (!conn || conn->id[0] != 'c')
+        return -1;
+    int i = atoi(conn->id + 1);
+    return i >= 0 && i < NSLOT ? i : -1;
 }
 
 static void model_init(uint64_t seed)
@@ -135,7 +138,7 @@ static void model_connect(int i)
     s->gen = ++W.gen;
     snprintf(id, sizeof(id), "c%04dx%016llx", i, (unsigned long long)s->gen);
     s->conn = malloc(sizeof(*s->conn));
-    MODEL_EXPECT(hub_conn_init(s->conn, span_make(id, HUB_CONN_ID_LEN), s) == HUB_OK);
+    MODEL_EXPECT(hub_conn_init(s->conn, span_make(id, HUB_CONN_ID_LEN)) == HUB_OK);
     MODEL_EXPECT(conn_table_add(&W.conns, s->conn) == HUB_OK);
     s->alive = true;
     s->user = -1;

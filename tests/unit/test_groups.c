@@ -11,7 +11,7 @@ static struct hub_conn *new_conn(int n)
     char id[HUB_CONN_ID_LEN + 1];
     snprintf(id, sizeof(id), "t%021d", n);
     struct hub_conn *c = malloc(sizeof(*c));
-    CHECK_EQ_INT(hub_conn_init(c, span_make(id, HUB_CONN_ID_LEN), NULL), HUB_OK);
+    CHECK_EQ_INT(hub_conn_init(c, span_make(id, HUB_CONN_ID_LEN)), HUB_OK);
     return c;
 }
 
@@ -25,14 +25,14 @@ static void drop_conn(struct hub_conn *c)
 static void test_conn_ids(void)
 {
     struct hub_conn c;
-    CHECK_EQ_INT(hub_conn_init(&c, SPAN_LIT("AAAAAAAAAAAAAAAAAAAAAA"), NULL), HUB_OK);
-    CHECK_EQ_INT(hub_conn_init(&c, SPAN_LIT("abcXYZ019-_abcXYZ019-_"), NULL), HUB_OK);
+    CHECK_EQ_INT(hub_conn_init(&c, SPAN_LIT("AAAAAAAAAAAAAAAAAAAAAA")), HUB_OK);
+    CHECK_EQ_INT(hub_conn_init(&c, SPAN_LIT("abcXYZ019-_abcXYZ019-_")), HUB_OK);
     CHECK_BYTES(hub_conn_id(&c).ptr, hub_conn_id(&c).len, "abcXYZ019-_abcXYZ019-_");
-    CHECK_EQ_INT(hub_conn_init(&c, SPAN_LIT("AAAAAAAAAAAAAAAAAAAAA"), NULL), HUB_ERR_VALUE);   /* 21 */
-    CHECK_EQ_INT(hub_conn_init(&c, SPAN_LIT("AAAAAAAAAAAAAAAAAAAAAAA"), NULL), HUB_ERR_VALUE); /* 23 */
-    CHECK_EQ_INT(hub_conn_init(&c, SPAN_LIT("AAAAAAAAAAAAAAAAAAAAA="), NULL), HUB_ERR_VALUE);
-    CHECK_EQ_INT(hub_conn_init(&c, SPAN_LIT("AAAAAAAAAAAAAAAAAAAAA+"), NULL), HUB_ERR_VALUE);
-    CHECK_EQ_INT(hub_conn_init(&c, SPAN_NONE, NULL), HUB_ERR_VALUE);
+    CHECK_EQ_INT(hub_conn_init(&c, SPAN_LIT("AAAAAAAAAAAAAAAAAAAAA")), HUB_ERR_VALUE);   /* 21 */
+    CHECK_EQ_INT(hub_conn_init(&c, SPAN_LIT("AAAAAAAAAAAAAAAAAAAAAAA")), HUB_ERR_VALUE); /* 23 */
+    CHECK_EQ_INT(hub_conn_init(&c, SPAN_LIT("AAAAAAAAAAAAAAAAAAAAA=")), HUB_ERR_VALUE);
+    CHECK_EQ_INT(hub_conn_init(&c, SPAN_LIT("AAAAAAAAAAAAAAAAAAAAA+")), HUB_ERR_VALUE);
+    CHECK_EQ_INT(hub_conn_init(&c, SPAN_NONE), HUB_ERR_VALUE);
 
     struct conn_table t;
     conn_table_init(&t, test_seed);

@@ -79,7 +79,7 @@ static char user_ids[NUSER][16];
 
 static int client_slot(const struct svc_client *c)
 {
-    return (int)((const struct ref_client *)c->conn.owner - R.clients);
+    return (int)(list_container_of(c, const struct ref_client, c) - R.clients);
 }
 
 /* ---- operations ---- */
@@ -166,7 +166,7 @@ static void op_add_client(int k)
     c->user = pick(3) ? pick(NUSER) : -1;
     c->protocol = (enum svc_protocol)pick(SVC_PROTOCOL_COUNT);
     EXPECT(svc_hub_add_client(&R.hub, &c->c, span_make(c->id, HUB_CONN_ID_LEN), c->protocol,
-                              c->user >= 0 ? span_from_cstr(user_ids[c->user]) : SPAN_NONE, s, c) == HUB_OK);
+                              c->user >= 0 ? span_from_cstr(user_ids[c->user]) : SPAN_NONE, s) == HUB_OK);
     c->alive = true;
     c->server = si;
     memset(c->member, 0, sizeof c->member);
@@ -441,7 +441,7 @@ static void test_spread(void)
         struct svc_server_conn *srv = svc_hub_pick_server(&hub, SPAN_NONE, false);
         CHECK(srv == &s[i % 5]);
         CHECK_EQ_INT(svc_hub_add_client(&hub, &c[i], span_make(id, HUB_CONN_ID_LEN), SVC_PROTOCOL_JSON,
-                                        SPAN_NONE, srv, NULL),
+                                        SPAN_NONE, srv),
                      HUB_OK);
     }
     svc_hub_remove_client(&hub, &c[7]); /* s[2] now has one client */
@@ -454,14 +454,66 @@ static void test_spread(void)
     CHECK(svc_hub_pick_server(&hub, SPAN_LIT("other"), false) != NULL);
     CHECK(svc_hub_pick_server(&hub, SPAN_LIT("app"), true) != NULL);
     /* a bad id or a taken one changes nothing */
-    CHECK_EQ_INT(svc_hub_add_client(&hub, &c[10], SPAN_LIT("short"), SVC_PROTOCOL_JSON, SPAN_NONE, &s[0], NULL),
+    CHECK_EQ_INT(svc_hub_add_client(&hub, &c[10], SPAN_LIT("short"), SVC_PROTOCOL_JSON, SPAN_NONE, &s[0]),
                  HUB_ERR_VALUE);
     CHECK_EQ_INT(svc_hub_add_client(&hub, &c[10], hub_conn_id(&c[0].conn), SVC_PROTOCOL_JSON, SPAN_NONE,
-                                    &s[0], NULL),
+                                    &s[0]),
                  HUB_ALREADY);
     CHECK_EQ_INT(s[0].client_count, 2);
     for (int i = 0; i < 5; i++)
         svc_hub_remove_server(&hub, &s[i], NULL, NULL);
+    CHECK_EQ_INT(svc_hub_client_count(&hub), 0);
+    svc_hub_free(&hub);
+}
+
+/* A server connection going while its clients' callback removes others: a
+ * later client of the same server (not handed over again) and a client of
+ * another server (gone, the rest of that server untouched). Its clients are
+ * found in the hub's list, interleaved with the other server's. */
+struct server_gone {
+    struct svc_hub *hub;
+    struct svc_client *c;
+    int handed[8];
+    bool removed_others;
+};
+
+static void server_gone_client(void *ctx, struct svc_client *client)
+{
+    struct server_gone *g = ctx;
+    int i = (int)(client - g->c);
+    g->handed[i]++;
+    if (!g->removed_others) {
+        g->removed_others = true;
+        svc_hub_remove_client(g->hub, &g->c[4]); /* s[0]'s, later in the list */
+        svc_hub_remove_client(g->hub, &g->c[3]); /* s[1]'s */
+    }
+}
+
+static void test_remove_server_removing(void)
+{
+    static const uint8_t key[DICT_SEED_LEN] = { 0 };
+    struct svc_hub hub;
+    struct svc_server_conn s[2];
+    struct svc_client c[8];
+    svc_hub_init(&hub, key);
+    for (int i = 0; i < 2; i++)
+        CHECK_EQ_INT(svc_hub_add_server(&hub, &s[i], SPAN_LIT("cid"), SPAN_LIT("app"), NULL), HUB_OK);
+    for (int i = 0; i < 8; i++) { /* even ones on s[0], odd ones on s[1] */
+        char id[HUB_CONN_ID_LEN + 1];
+        snprintf(id, sizeof id, "gone%018d", i);
+        CHECK_EQ_INT(svc_hub_add_client(&hub, &c[i], span_make(id, HUB_CONN_ID_LEN), SVC_PROTOCOL_JSON,
+                                        SPAN_NONE, &s[i % 2]),
+                     HUB_OK);
+    }
+    struct server_gone g = { .hub = &hub, .c = c };
+    CHECK_EQ_INT(svc_hub_remove_server(&hub, &s[0], server_gone_client, &g), 3); /* c[0], c[2], c[6] */
+    for (int i = 0; i < 8; i++)
+        CHECK_EQ_INT(g.handed[i], i == 0 || i == 2 || i == 6);
+    CHECK_EQ_INT(s[1].client_count, 3);
+    CHECK_EQ_INT(svc_hub_client_count(&hub), 3);
+    for (int i = 1; i < 8; i += 2)
+        CHECK((svc_hub_find_client(&hub, hub_conn_id(&c[i].conn)) != NULL) == (i != 3));
+    CHECK_EQ_INT(svc_hub_remove_server(&hub, &s[1], NULL, NULL), 3);
     CHECK_EQ_INT(svc_hub_client_count(&hub), 0);
     svc_hub_free(&hub);
 }
@@ -500,7 +552,7 @@ static void test_remove_during_send(void)
         char id[HUB_CONN_ID_LEN + 1];
         snprintf(id, sizeof id, "member%016d", i);
         CHECK_EQ_INT(svc_hub_add_client(&hub, &c[i], span_make(id, HUB_CONN_ID_LEN), SVC_PROTOCOL_MESSAGEPACK,
-                                        SPAN_LIT("u"), &s, NULL),
+                                        SPAN_LIT("u"), &s),
                      HUB_OK);
         CHECK_EQ_INT(svc_hub_join(&hub, span_make(id, HUB_CONN_ID_LEN), SPAN_LIT("g")), SVC_ACK_OK);
     }
@@ -567,7 +619,7 @@ static void test_stamp_wrap(void)
         char id[HUB_CONN_ID_LEN + 1];
         snprintf(id, sizeof id, "wrapped%015d", i);
         CHECK_EQ_INT(svc_hub_add_client(&hub, &c[i], span_make(id, HUB_CONN_ID_LEN), SVC_PROTOCOL_MESSAGEPACK,
-                                        SPAN_NONE, &s, NULL),
+                                        SPAN_NONE, &s),
                      HUB_OK);
         CHECK_EQ_INT(svc_hub_join(&hub, span_make(id, HUB_CONN_ID_LEN), SPAN_LIT("g")), SVC_ACK_OK);
     }
@@ -607,6 +659,7 @@ int main(void)
     for (int u = 0; u < NUSER; u++)
         snprintf(user_ids[u], sizeof user_ids[u], u % 2 ? "User%d" : "user%d", u / 2);
     test_spread();
+    test_remove_server_removing();
     test_remove_during_send();
     test_stamp_wrap();
     for (uint64_t seed = 1; seed <= 6; seed++)

@@ -11,7 +11,7 @@ static struct hub_conn *new_conn(int n)
     char id[HUB_CONN_ID_LEN + 1];
     snprintf(id, sizeof(id), "u%021d", n);
     struct hub_conn *c = malloc(sizeof(*c));
-    CHECK_EQ_INT(hub_conn_init(c, span_make(id, HUB_CONN_ID_LEN), NULL), HUB_OK);
+    CHECK_EQ_INT(hub_conn_init(c, span_make(id, HUB_CONN_ID_LEN)), HUB_OK);
     return c;
 }
 
