@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "test_rng.h"
 #include "hub/group.h"
 #include "hub/hub_conn.h"
 #include "hub/user.h"
@@ -55,13 +56,7 @@ struct world {
 
 static struct world W;
 
-static uint64_t model_rand(void)
-{
-    W.rng ^= W.rng >> 12;
-    W.rng ^= W.rng << 25;
-    W.rng ^= W.rng >> 27;
-    return W.rng * UINT64_C(2685821657736338717);
-}
+static uint64_t model_rand(void) { return test_rng_next(&W.rng); }
 
 static int model_pick(int n) { return (int)(model_rand() % (uint64_t)n); }
 

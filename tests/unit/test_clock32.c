@@ -10,19 +10,14 @@
 #include <stdint.h>
 
 #include "check.h"
+#include "test_rng.h"
 #include "relay/clock32.h"
 
 #define WRAP (UINT64_C(1) << 32)
 #define DAY_MS UINT64_C(86400000)
 
 static uint64_t rng_state = UINT64_C(0x9e3779b97f4a7c15);
-static uint64_t rng_next(void)
-{
-    rng_state ^= rng_state >> 12;
-    rng_state ^= rng_state << 25;
-    rng_state ^= rng_state >> 27;
-    return rng_state * UINT64_C(2685821657736338717);
-}
+static uint64_t rng_next(void) { return test_rng_next(&rng_state); }
 
 /* until, absolute and since at `now` for a time `delta` ms away (negative: past). */
 static void check_at(uint64_t now, int64_t delta)

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include "check.h"
+#include "test_rng.h"
 #include "containers/dict.h"
 #include "containers/list.h"
 
@@ -37,13 +38,7 @@ static struct span item_key(const struct item *it) { return span_make(it->name, 
 static const uint8_t seed_a[DICT_SEED_LEN] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16 };
 
 static uint64_t rng_state;
-static uint64_t rng_next(void)
-{
-    rng_state ^= rng_state >> 12;
-    rng_state ^= rng_state << 25;
-    rng_state ^= rng_state >> 27;
-    return rng_state * UINT64_C(2685821657736338717);
-}
+static uint64_t rng_next(void) { return test_rng_next(&rng_state); }
 
 static size_t max_size(const struct dict *d)
 {

@@ -9,19 +9,14 @@
 #include <string.h>
 
 #include "check.h"
+#include "test_rng.h"
 #include "containers/buf.h"
 #include "containers/expiring_keys.h"
 
 static const uint8_t SEED[SIPHASH_KEY_LEN] = { 9, 8, 7, 6, 5, 4, 3, 2, 1, 0, 1, 2, 3, 4, 5, 6 };
 
 static uint64_t rng_state = UINT64_C(0x2545f4914f6cdd1d);
-static uint64_t rng_next(void)
-{
-    rng_state ^= rng_state >> 12;
-    rng_state ^= rng_state << 25;
-    rng_state ^= rng_state >> 27;
-    return rng_state * UINT64_C(2685821657736338717);
-}
+static uint64_t rng_next(void) { return test_rng_next(&rng_state); }
 
 static struct span key_of(char *buf, size_t cap, unsigned k)
 {

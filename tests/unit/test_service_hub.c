@@ -14,6 +14,7 @@
 #include <stdlib.h>
 
 #include "check.h"
+#include "test_rng.h"
 #include "hub/service_hub.h"
 #include "protocol/msgpack_sink.h"
 #include "protocol/service_msg.h"
@@ -54,13 +55,7 @@ static struct {
     int errors;
 } R;
 
-static uint64_t rnd(void)
-{
-    R.rng ^= R.rng >> 12;
-    R.rng ^= R.rng << 25;
-    R.rng ^= R.rng >> 27;
-    return R.rng * UINT64_C(2685821657736338717);
-}
+static uint64_t rnd(void) { return test_rng_next(&R.rng); }
 static int pick(int n) { return (int)(rnd() % (uint64_t)n); }
 
 #define EXPECT(cond)                                                                       \

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "test_rng.h"
 #include "containers/siphash.h"
 
 static const char *const reference_tags[64] = {
@@ -113,15 +114,8 @@ static void test_reference_vectors(void)
     CHECK(siphash24(key, msg, 15) == UINT64_C(0xa129ca6149be45e5));
 }
 
-/* xorshift64*: a fixed-seed generator so that failures reproduce. */
 static uint64_t rng_state = UINT64_C(0x9e3779b97f4a7c15);
-static uint64_t rng_next(void)
-{
-    rng_state ^= rng_state >> 12;
-    rng_state ^= rng_state << 25;
-    rng_state ^= rng_state >> 27;
-    return rng_state * UINT64_C(2685821657736338717);
-}
+static uint64_t rng_next(void) { return test_rng_next(&rng_state); }
 
 static uint64_t openssl_siphash(EVP_MAC *mac, const uint8_t key[16], const uint8_t *msg,
                                 size_t len)
